@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/fix"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/report"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+type checkOptions struct {
+	files       []string
+	fix         bool
+	diff        bool
+	maxFileSize int64
+}
+
+func newCheckCommand(g *globalOptions) *cobra.Command {
+	o := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check -f PATH...",
+		Short: "Lint Karpenter manifests: files, directories (recursively) or - for stdin",
+		Long: "Check EC2NodeClasses, NodePools and the kube-system/aws-auth ConfigMap in manifest files.\n\n" +
+			"Exit codes: 0 no deny finding; 1 at least one deny finding; 2 the run failed (unreadable path,\n" +
+			"invalid YAML, invalid config). With --diff: 0 nothing to change, 1 a change is shown.",
+		Example: "  karpenter-guard check -f examples/\n" +
+			"  kustomize build overlays/prod | karpenter-guard check -f - -o json\n" +
+			"  karpenter-guard check -f manifests/ --diff",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = append(o.files, args...)
+			return runCheck(cmd.Context(), cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&o.files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	f.BoolVar(&o.fix, "fix", false, "rewrite files in place with every safe fix (comments and formatting kept)")
+	f.BoolVar(&o.diff, "diff", false, "print the fixes as a unified diff instead of writing them")
+	f.Int64Var(&o.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest input file in bytes")
+	return cmd
+}
+
+func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *checkOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if len(o.files) == 0 {
+		return fmt.Errorf("check needs at least one -f PATH (a file, a directory, or - for stdin)")
+	}
+	switch g.output {
+	case "text", "json", "sarif":
+	default:
+		return fmt.Errorf("unknown output %q: expected text, json or sarif", g.output)
+	}
+	if o.fix && o.diff {
+		return fmt.Errorf("--fix and --diff exclude each other: --diff shows what --fix would write")
+	}
+	cat := validators.Default()
+	cfg := config.Default()
+	if g.configFile != "" {
+		c, err := config.LoadFile(g.configFile, cat.IDs())
+		if err != nil {
+			return err
+		}
+		cfg = c
+	}
+	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
+	set := reader.Read(ctx, o.files)
+	eval := func(s *manifest.Set) validators.Result {
+		return cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.None{}, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
+	}
+
+	fixed := 0
+	if o.fix || o.diff {
+		outcome := fix.Apply(set, eval)
+		for _, p := range outcome.Problems {
+			fmt.Fprintln(stderr, "note:", p)
+		}
+		paths := make([]string, 0, len(outcome.Files))
+		for p := range outcome.Files {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		if o.diff {
+			for _, p := range paths {
+				fmt.Fprint(stdout, udiff.Unified("a/"+p, "b/"+p, string(set.Sources[p]), string(outcome.Files[p])))
+			}
+			if len(set.Errors) > 0 {
+				for _, e := range set.Errors {
+					fmt.Fprintln(stderr, "error:", e.Error())
+				}
+				return exitError{report.ExitFailed}
+			}
+			if len(paths) > 0 {
+				return exitError{1}
+			}
+			return nil
+		}
+		for _, p := range paths {
+			if p == "<stdin>" {
+				return fix.ErrStdin
+			}
+		}
+		for _, p := range paths {
+			if err := writeFile(p, outcome.Files[p]); err != nil {
+				return err
+			}
+		}
+		fixed = outcome.Fixed
+		if len(paths) > 0 {
+			set = reader.Read(ctx, o.files)
+		}
+	}
+
+	rep := report.New(eval(set), set)
+	rep.Summary.Fixed = fixed
+	if err := write(stdout, rep, g, cat); err != nil {
+		return err
+	}
+	if code := rep.ExitCode(); code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
+
+func write(w io.Writer, rep *report.Report, g *globalOptions, cat *validators.Catalog) error {
+	switch g.output {
+	case "json":
+		return rep.WriteJSON(w)
+	case "sarif":
+		return rep.WriteSARIF(w, cat, currentBuild().Version)
+	}
+	return rep.WriteText(w, report.TextOptions{Color: isTerminal(w), Quiet: g.quiet})
+}
+
+// writeFile replaces a file's content, keeping its permissions.
+func writeFile(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("write fix: %w", err)
+	}
+	if err := os.WriteFile(path, data, info.Mode().Perm()); err != nil {
+		return fmt.Errorf("write fix to %s: %w", path, err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal that wants colour (NO_COLOR unset).
+func isTerminal(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,66 @@
+// Command karpenter-guard stops broken Karpenter configuration before it reaches an EKS cluster: it lints
+// manifests (check), and, in later subcommands, serves an admission webhook and audits clusters.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// run executes the CLI and returns its exit code; tests call it directly.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	default:
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 2
+	}
+}
+
+// globalOptions are the flags every subcommand shares.
+type globalOptions struct {
+	configFile string
+	output     string
+	quiet      bool
+}
+
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "karpenter-guard",
+		Short: "Stop broken Karpenter configuration before it reaches an EKS cluster",
+		Long: "karpenter-guard checks Karpenter EC2NodeClasses, NodePools and the aws-auth ConfigMap for the\n" +
+			"mistakes that make nodes launch and never join, and says exactly how to fix each one.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configFile, "config", "", "GuardConfig file (rule actions, AMI owners, AWS settings)")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text, json or sarif")
+	pf.BoolVar(&g.quiet, "quiet", false, "print only deny findings and errors (text output)")
+	root.AddCommand(newCheckCommand(g), newRulesCommand(g), newVersionCommand(g))
+	return root
+}

@@ -1,0 +1,220 @@
+// Package config reads the GuardConfig file shared by the CLI, the webhook and the audit. Decoding is
+// strict: an unknown key or a bad value is an error with its line, never silently ignored.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// APIVersion and Kind of the configuration document.
+const (
+	APIVersion = "karpenter-guard.io/v1alpha1"
+	Kind       = "GuardConfig"
+)
+
+// Mode is the webhook's enforcement mode.
+type Mode string
+
+// Modes.
+const (
+	ModeEnforce Mode = "enforce"
+	ModeWarn    Mode = "warn"
+	ModeDryRun  Mode = "dry-run"
+)
+
+// Action is what a finding of a rule does.
+type Action string
+
+// Actions, strongest first.
+const (
+	ActionDeny  Action = "deny"
+	ActionWarn  Action = "warn"
+	ActionAudit Action = "audit"
+	ActionOff   Action = "off"
+)
+
+// OnError is what the webhook does when a needed fact cannot be had in time.
+type OnError string
+
+// OnError values.
+const (
+	OnErrorWarn  OnError = "warn"
+	OnErrorDeny  OnError = "deny"
+	OnErrorAllow OnError = "allow"
+)
+
+// Config is a GuardConfig.
+type Config struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Mode       Mode              `yaml:"mode"`
+	Rules      map[string]Action `yaml:"rules"`
+	AMIOwners  AMIOwners         `yaml:"amiOwners"`
+	AWS        AWS               `yaml:"aws"`
+}
+
+// AMIOwners configures the AMI owner rules.
+type AMIOwners struct {
+	// Allowed lists account ids or aliases (amazon, self); empty turns ami-owner-not-allowed off.
+	Allowed []string `yaml:"allowed"`
+	// DefaultOwner is the owner the ami-selector-missing-owner fix adds when nothing better is known;
+	// empty means the fix is not offered for such terms.
+	DefaultOwner string `yaml:"defaultOwner"`
+}
+
+// AWS configures live AWS lookups.
+type AWS struct {
+	Timeout          Duration `yaml:"timeout"`
+	CacheTTL         Duration `yaml:"cacheTTL"`
+	NegativeCacheTTL Duration `yaml:"negativeCacheTTL"`
+	OnError          OnError  `yaml:"onError"`
+}
+
+// Duration is a time.Duration written as "2s" or "5m".
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: expected a duration such as 2s or 5m", n.Line)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("line %d: %q is not a positive duration such as 2s or 5m", n.Line, s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// Default returns the configuration used when no file is given.
+func Default() *Config {
+	return &Config{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Mode:       ModeEnforce,
+		Rules:      map[string]Action{},
+		AMIOwners:  AMIOwners{},
+		AWS: AWS{
+			Timeout:          Duration{2 * time.Second},
+			CacheTTL:         Duration{5 * time.Minute},
+			NegativeCacheTTL: Duration{30 * time.Second},
+			OnError:          OnErrorWarn,
+		},
+	}
+}
+
+// ActionFor returns the configured action for a rule, or def when the file does not override it.
+func (c *Config) ActionFor(rule string, def Action) Action {
+	if a, ok := c.Rules[rule]; ok {
+		return a
+	}
+	return def
+}
+
+// LoadFile reads and validates a configuration file. knownRules lists the rule IDs of the catalog.
+func LoadFile(path string, knownRules []string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Parse(data, knownRules)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a configuration document over the defaults.
+func Parse(data []byte, knownRules []string) (*Config, error) {
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty configuration: expected a GuardConfig document")
+		}
+		return nil, errors.New(cleanYAMLError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one document: a configuration file holds exactly one GuardConfig")
+	}
+	var problems []string
+	if c.APIVersion != APIVersion || c.Kind != Kind {
+		problems = append(problems, fmt.Sprintf("apiVersion/kind must be %s/%s, got %q/%q", APIVersion, Kind, c.APIVersion, c.Kind))
+	}
+	switch c.Mode {
+	case ModeEnforce, ModeWarn, ModeDryRun:
+	default:
+		problems = append(problems, fmt.Sprintf("mode %q: expected enforce, warn or dry-run", c.Mode))
+	}
+	known := map[string]bool{}
+	for _, r := range knownRules {
+		known[r] = true
+	}
+	for id, a := range c.Rules {
+		if !known[id] {
+			problems = append(problems, fmt.Sprintf("rules: unknown rule %q (see `karpenter-guard rules`)", id))
+		}
+		switch a {
+		case ActionDeny, ActionWarn, ActionAudit, ActionOff:
+		default:
+			problems = append(problems, fmt.Sprintf("rules.%s: action %q: expected deny, warn, audit or off", id, a))
+		}
+	}
+	for _, o := range c.AMIOwners.Allowed {
+		if !validOwner(o) {
+			problems = append(problems, fmt.Sprintf("amiOwners.allowed: %q is neither a 12-digit account id nor an alias (amazon, self, aws-marketplace)", o))
+		}
+	}
+	if o := c.AMIOwners.DefaultOwner; o != "" && !validOwner(o) {
+		problems = append(problems, fmt.Sprintf("amiOwners.defaultOwner: %q is neither a 12-digit account id nor an alias (amazon, self, aws-marketplace)", o))
+	}
+	switch c.AWS.OnError {
+	case OnErrorWarn, OnErrorDeny, OnErrorAllow:
+	default:
+		problems = append(problems, fmt.Sprintf("aws.onError %q: expected warn, deny or allow", c.AWS.OnError))
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+var accountRE = regexp.MustCompile(`^\d{12}$`)
+
+func validOwner(o string) bool {
+	return o == "amazon" || o == "self" || o == "aws-marketplace" || accountRE.MatchString(o)
+}
+
+func cleanYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var out []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		l = strings.Replace(l, "not found in type config.Config", "is not a GuardConfig key", 1)
+		l = strings.Replace(l, "not found in type config.AWS", "is not a key of aws", 1)
+		l = strings.Replace(l, "not found in type config.AMIOwners", "is not a key of amiOwners", 1)
+		out = append(out, l)
+	}
+	return strings.Join(out, "; ")
+}

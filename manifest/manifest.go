@@ -1,0 +1,307 @@
+// Package manifest reads Kubernetes manifests from files, directories and standard input into objects,
+// keeping every object's file and line. One broken document never hides the others: each input error is
+// recorded with its file and line and reading goes on.
+package manifest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// DefaultMaxFileSize is the largest file the CLI reads (8 MiB): far above any real manifest set, small
+// enough that a stray binary or log file is refused quickly.
+const DefaultMaxFileSize = 8 << 20
+
+// Stdin is the path that means standard input.
+const Stdin = "-"
+
+// Error is an input problem: a file that cannot be read or a document that cannot be decoded.
+type Error struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Message)
+}
+
+// Source is one input file held in memory.
+type Source struct {
+	Path string
+	Data []byte
+}
+
+// Set is everything read from the inputs.
+type Set struct {
+	Objects []*objects.Object
+	Errors  []Error
+	// Ignored counts well-formed objects of kinds the tool does not check.
+	Ignored int
+	// Sources holds the bytes of every file read, by path, for the fixer.
+	Sources map[string][]byte
+}
+
+// Reader reads manifests.
+type Reader struct {
+	// MaxFileSize is the largest file accepted, in bytes; 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+}
+
+// Read reads every path (file, directory walked recursively for .yaml/.yml/.json, or "-").
+func (r Reader) Read(ctx context.Context, paths []string) *Set {
+	set := &Set{Sources: map[string][]byte{}}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
+			return set
+		}
+		if p == Stdin {
+			data, err := r.readLimited(Stdin, r.Stdin)
+			if err != nil {
+				set.Errors = append(set.Errors, Error{File: "<stdin>", Message: err.Error()})
+				continue
+			}
+			set.Add(Source{Path: "<stdin>", Data: data})
+			continue
+		}
+		files, err := expand(p)
+		if err != nil {
+			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
+			continue
+		}
+		for _, f := range files {
+			data, err := r.readFile(f)
+			if err != nil {
+				set.Errors = append(set.Errors, Error{File: f, Message: err.Error()})
+				continue
+			}
+			set.Add(Source{Path: f, Data: data})
+		}
+	}
+	return set
+}
+
+func (r Reader) max() int64 {
+	if r.MaxFileSize > 0 {
+		return r.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+func (r Reader) readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+	}
+	defer f.Close()
+	return r.readLimited(path, f)
+}
+
+func (r Reader) readLimited(name string, in io.Reader) ([]byte, error) {
+	if in == nil {
+		return nil, errors.New("no standard input")
+	}
+	data, err := io.ReadAll(io.LimitReader(in, r.max()+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+	}
+	if int64(len(data)) > r.max() {
+		return nil, fmt.Errorf("file is larger than the %s limit (--max-file-size): not a manifest, or split it", humanSize(r.max()))
+	}
+	return data, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// expand lists the manifest files under a path: the path itself when it is a file, else every
+// .yaml/.yml/.json file below it (hidden directories skipped), in lexical order.
+func expand(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != path && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, errors.New("directory holds no .yaml, .yml or .json file")
+	}
+	return files, nil
+}
+
+// Add parses one source into the set.
+func (s *Set) Add(src Source) {
+	if s.Sources == nil {
+		s.Sources = map[string][]byte{}
+	}
+	s.Sources[src.Path] = src.Data
+	objs, ignored, errs := Parse(src.Path, src.Data)
+	s.Objects = append(s.Objects, objs...)
+	s.Ignored += ignored
+	s.Errors = append(s.Errors, errs...)
+}
+
+// Parse decodes every document of one file. It returns the recognised objects, the number of
+// well-formed objects of other kinds, and one error per document that could not be read.
+func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
+	if line, bad := binaryLine(data); bad {
+		return nil, 0, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
+	}
+	docs := Split(data)
+	if strings.EqualFold(filepath.Ext(file), ".json") {
+		docs = []Document{{Data: data, StartLine: 1}}
+	}
+	var (
+		objs    []*objects.Object
+		ignored int
+		errs    []Error
+		found   bool
+	)
+	for _, d := range docs {
+		var root yaml.Node
+		if err := yaml.Unmarshal(d.Data, &root); err != nil {
+			line, msg := syntaxError(err)
+			errs = append(errs, Error{File: file, Line: d.StartLine - 1 + max(line, 1), Message: "invalid YAML: " + msg})
+			found = true
+			continue
+		}
+		if len(root.Content) == 0 {
+			continue // a document of comments or blank lines only
+		}
+		found = true
+		o, ig, es := decodeNode(file, d.StartLine-1, root.Content[0])
+		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
+		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
+			end++
+		}
+		for _, ob := range o {
+			ob.DocRoot, ob.DocEndLine = root.Content[0], end
+		}
+		objs = append(objs, o...)
+		ignored += ig
+		errs = append(errs, es...)
+	}
+	if !found {
+		errs = append(errs, Error{File: file, Line: 1, Message: "file is empty: no Kubernetes object in it"})
+	}
+	return objs, ignored, errs
+}
+
+// decodeNode decodes one document node, expanding List objects into their items.
+func decodeNode(file string, offset int, n *yaml.Node) ([]*objects.Object, int, []Error) {
+	if items := listItems(n); items != nil {
+		var (
+			objs    []*objects.Object
+			ignored int
+			errs    []Error
+		)
+		for _, it := range items.Content {
+			o, ig, es := decodeNode(file, offset, it)
+			objs = append(objs, o...)
+			ignored += ig
+			errs = append(errs, es...)
+		}
+		return objs, ignored, errs
+	}
+	d, err := objects.Decode(n, file, offset)
+	if err != nil {
+		var de *objects.DecodeError
+		if errors.As(err, &de) {
+			return nil, 0, []Error{{File: file, Line: de.Line, Message: de.Message}}
+		}
+		return nil, 0, []Error{{File: file, Line: offset + n.Line, Message: err.Error()}}
+	}
+	if d.Object == nil {
+		return nil, 1, nil
+	}
+	return []*objects.Object{d.Object}, 0, nil
+}
+
+// listItems returns the items sequence of a v1 List (or any *List kind), else nil.
+func listItems(n *yaml.Node) *yaml.Node {
+	k := objects.Lookup(n, "kind")
+	if k == nil || k.Kind != yaml.ScalarNode || !strings.HasSuffix(k.Value, "List") {
+		return nil
+	}
+	items := objects.Lookup(n, "items")
+	if items == nil || items.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return items
+}
+
+// binaryLine reports whether data is not text (a NUL byte or invalid UTF-8) and the line where it
+// first stops being text.
+func binaryLine(data []byte) (int, bool) {
+	bad := bytes.IndexByte(data, 0)
+	if bad < 0 && !utf8.Valid(data) {
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				bad = i
+				break
+			}
+			i += size
+		}
+	}
+	if bad < 0 {
+		return 0, false
+	}
+	return 1 + bytes.Count(data[:bad], []byte("\n")), true
+}

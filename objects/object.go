@@ -1,0 +1,188 @@
+package objects
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// API groups and versions the tool recognises.
+const (
+	GroupKarpenterAWS = "karpenter.k8s.aws"
+	GroupKarpenter    = "karpenter.sh"
+
+	KindEC2NodeClass = "EC2NodeClass"
+	KindNodePool     = "NodePool"
+	KindConfigMap    = "ConfigMap"
+
+	AWSAuthName      = "aws-auth"
+	AWSAuthNamespace = "kube-system"
+)
+
+// Ref identifies an object in findings and reports.
+type Ref struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	File       string `json:"file,omitempty"`
+	Line       int    `json:"line,omitempty"`
+}
+
+// String renders the reference the way kubectl names objects: Kind "name".
+func (r Ref) String() string {
+	if r.Namespace != "" {
+		return fmt.Sprintf("%s \"%s/%s\"", r.Kind, r.Namespace, r.Name)
+	}
+	return fmt.Sprintf("%s %q", r.Kind, r.Name)
+}
+
+// Object is one recognised Kubernetes object with its source position and typed view.
+type Object struct {
+	APIVersion  string
+	Kind        string
+	Name        string
+	Namespace   string
+	Annotations map[string]string
+
+	// File is the path the object was read from ("" when it came from an admission request).
+	File string
+	// LineOffset is added to a node's Line to get the line in File.
+	LineOffset int
+	// Root is the object's mapping node: every field, known or not.
+	Root *yaml.Node
+	// DocRoot is the root node of the YAML document the object came from (the List for list items),
+	// and DocEndLine the document's last line in File: the fixer needs both to find where a field ends.
+	DocRoot    *yaml.Node
+	DocEndLine int
+	// JSON is true when the source document was JSON (flow style) rather than block YAML.
+	JSON bool
+
+	// Exactly one of the views is set, by Kind.
+	NodeClass *EC2NodeClass
+	NodePool  *NodePool
+	AWSAuth   *ConfigMap
+}
+
+// Ref returns the object's reference, positioned at its first line.
+func (o *Object) Ref() Ref {
+	return Ref{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, File: o.File, Line: o.LineOf(o.Root)}
+}
+
+// LineOf returns the line in the object's file of a node inside the object (0 when unknown).
+func (o *Object) LineOf(n *yaml.Node) int {
+	if n == nil || n.Line == 0 {
+		return 0
+	}
+	return o.LineOffset + n.Line
+}
+
+// Version returns the version part of apiVersion ("v1", "v1beta1").
+func (o *Object) Version() string {
+	_, v, _ := strings.Cut(o.APIVersion, "/")
+	return v
+}
+
+// Group returns the group part of apiVersion ("" for the core group).
+func (o *Object) Group() string {
+	g, _, ok := strings.Cut(o.APIVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// Lookup walks a path of mapping keys and sequence indexes (string and int elements) from n and returns
+// the node found, or nil.
+func Lookup(n *yaml.Node, path ...any) *yaml.Node {
+	for _, p := range path {
+		n = resolve(n)
+		if n == nil {
+			return nil
+		}
+		switch key := p.(type) {
+		case string:
+			_, n = MapEntry(n, key)
+		case int:
+			if n.Kind != yaml.SequenceNode || key < 0 || key >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[key]
+		default:
+			return nil
+		}
+	}
+	return resolve(n)
+}
+
+// MapEntry returns the key and value nodes of key in mapping node m, or nils.
+func MapEntry(m *yaml.Node, key string) (k, v *yaml.Node) {
+	m = resolve(m)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], resolve(m.Content[i+1])
+		}
+	}
+	return nil, nil
+}
+
+// IsNull reports whether n is absent or an explicit null.
+func IsNull(n *yaml.Node) bool {
+	n = resolve(n)
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		return resolve(n.Content[0])
+	}
+	return n
+}
+
+// Path renders a field path from its elements: spec.amiSelectorTerms[1].owner.
+func Path(elems ...any) string {
+	var b strings.Builder
+	for _, e := range elems {
+		switch v := e.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(v) + "]")
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			if strings.ContainsAny(v, "./") {
+				b.WriteString("'" + v + "'")
+			} else {
+				b.WriteString(v)
+			}
+		}
+	}
+	return b.String()
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+):`)
+
+// shiftLines rewrites the "line N:" prefixes of a yaml.v3 error to file lines.
+func shiftLines(err error, offset int) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
+		n, _ := strconv.Atoi(yamlLineRE.FindStringSubmatch(s)[1])
+		return fmt.Sprintf("line %d:", n+offset)
+	})
+	lines := strings.Split(msg, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, "; ")
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"io"
+	"path/filepath"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// InformationURI is where SARIF viewers link for the tool.
+const InformationURI = "https://github.com/karpenter-guard/karpenter-guard"
+
+// WriteSARIF writes the report as SARIF 2.1.0: rule metadata from the catalog, one result per finding
+// at its file and line, input errors as tool execution notifications.
+func (r *Report) WriteSARIF(w io.Writer, cat *validators.Catalog, version string) error {
+	run := sarif.NewRunWithInformationURI("karpenter-guard", InformationURI)
+	run.Tool.Driver.WithVersion(version)
+	for _, rule := range cat.Rules() {
+		d := run.AddRule(rule.ID).
+			WithName(rule.ID).
+			WithShortDescription(sarif.NewMultiformatMessageString().WithText(rule.Summary)).
+			WithFullDescription(sarif.NewMultiformatMessageString().WithText(rule.Doc)).
+			WithHelpURI(InformationURI + "/blob/main/docs/rules.md#" + rule.ID)
+		d.WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(level(rule.DefaultAction)))
+	}
+	for _, f := range r.Findings {
+		text := f.Message
+		if f.Fix != "" {
+			text += " Fix: " + f.Fix
+		}
+		line := f.Line
+		if line < 1 {
+			line = 1
+		}
+		res := run.CreateResultForRule(f.Rule).
+			WithLevel(level(f.Action)).
+			WithMessage(sarif.NewTextMessage(text))
+		res.WithLocations([]*sarif.Location{sarif.NewLocationWithPhysicalLocation(
+			sarif.NewPhysicalLocation().
+				WithArtifactLocation(sarif.NewSimpleArtifactLocation(filepath.ToSlash(f.Object.File))).
+				WithRegion(sarif.NewSimpleRegion(line, line)),
+		)})
+	}
+	inv := sarif.NewInvocation().WithExecutionSuccessful(len(r.Errors) == 0)
+	for _, e := range r.Errors {
+		n := sarif.NewNotification().WithLevel("error").WithMessage(sarif.NewTextMessage(e.Error()))
+		if e.File != "" && e.File != "<stdin>" {
+			line := max(e.Line, 1)
+			n.WithLocations([]*sarif.Location{sarif.NewLocationWithPhysicalLocation(
+				sarif.NewPhysicalLocation().
+					WithArtifactLocation(sarif.NewSimpleArtifactLocation(filepath.ToSlash(e.File))).
+					WithRegion(sarif.NewSimpleRegion(line, line)),
+			)})
+		}
+		inv.AddToolExecutionNotification(n)
+	}
+	run.AddInvocation(inv)
+	rep := sarif.NewReport()
+	rep.AddRun(run)
+	return rep.PrettyWrite(w)
+}
+
+func level(a config.Action) string {
+	switch a {
+	case config.ActionDeny:
+		return "error"
+	case config.ActionWarn:
+		return "warning"
+	}
+	return "note"
+}

@@ -1,0 +1,268 @@
+// Package userdata parses EC2NodeClass userData the way each AMI family consumes it: MIME multi-part
+// documents and shell scripts for AL2, NodeConfig YAML, shell or MIME for AL2023 (nodeadm), TOML for
+// Bottlerocket. The rules read the parts; they never execute or rewrite them.
+package userdata
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/mail"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Families as written in spec.amiFamily.
+const (
+	FamilyAL2          = "AL2"
+	FamilyAL2023       = "AL2023"
+	FamilyBottlerocket = "Bottlerocket"
+	FamilyCustom       = "Custom"
+	FamilyUbuntu       = "Ubuntu"
+	FamilyWindows2019  = "Windows2019"
+	FamilyWindows2022  = "Windows2022"
+	FamilyWindows2025  = "Windows2025"
+)
+
+// IsWindows reports whether family is one of the Windows families.
+func IsWindows(family string) bool { return strings.HasPrefix(family, "Windows") }
+
+// Kind says what a part of userData holds.
+type Kind string
+
+// Part kinds.
+const (
+	KindShell      Kind = "shell"
+	KindNodeConfig Kind = "nodeconfig"
+	KindTOML       Kind = "toml"
+	KindOther      Kind = "other"
+)
+
+// NodeConfigContentType is the MIME type nodeadm reads a NodeConfig from.
+const NodeConfigContentType = "application/node.eks.aws"
+
+// Part is one piece of userData: the whole text, or one MIME part.
+type Part struct {
+	ContentType string
+	Kind        Kind
+	Body        string
+}
+
+// UserData is parsed userData.
+type UserData struct {
+	// MIME is true when the userData is a MIME multi-part document.
+	MIME  bool
+	Parts []Part
+}
+
+// Parse parses userData for an AMI family. The error says, in one sentence, why the family's boot
+// agent would not accept it.
+func Parse(family, text string) (UserData, error) {
+	switch {
+	case family == FamilyBottlerocket:
+		if looksLikeMIME(text) {
+			return UserData{}, errors.New("Bottlerocket userData must be TOML settings, not a MIME document")
+		}
+		var v map[string]any
+		if _, err := toml.Decode(text, &v); err != nil {
+			return UserData{}, fmt.Errorf("Bottlerocket userData is not valid TOML: %s", oneLine(err.Error()))
+		}
+		return UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: text}}}, nil
+	case family == FamilyAL2 || family == FamilyAL2023:
+		if looksLikeMIME(text) {
+			parts, err := parseMIME(text)
+			if err != nil {
+				return UserData{}, err
+			}
+			for _, p := range parts {
+				if p.Kind == KindNodeConfig {
+					if err := checkNodeConfig(p.Body); err != nil {
+						return UserData{}, err
+					}
+				}
+			}
+			return UserData{MIME: true, Parts: parts}, nil
+		}
+		if family == FamilyAL2023 && looksLikeNodeConfig(text) {
+			if err := checkNodeConfig(text); err != nil {
+				return UserData{}, err
+			}
+			return UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: text}}}, nil
+		}
+		return UserData{Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: text}}}, nil
+	default:
+		// Windows (PowerShell) and Custom userData are passed to the instance verbatim.
+		return UserData{Parts: []Part{{Kind: KindOther, Body: text}}}, nil
+	}
+}
+
+func looksLikeMIME(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	return hasPrefixFold(t, "MIME-Version:") || hasPrefixFold(t, "Content-Type: multipart/")
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// looksLikeNodeConfig reports whether plain (non-MIME) AL2023 userData is meant as a NodeConfig
+// rather than a shell script: it is a YAML mapping carrying apiVersion or kind.
+func looksLikeNodeConfig(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "#!") {
+		return false
+	}
+	return nodeConfigHeadRE.MatchString(t)
+}
+
+func parseMIME(text string) ([]Part, error) {
+	// net/mail wants CRLF or LF headers followed by a blank line; userData written in YAML block scalars
+	// uses LF, which it accepts.
+	msg, err := mail.ReadMessage(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("userData looks like MIME but its headers cannot be read: %v", err)
+	}
+	mediaType, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %v", err)
+	}
+	if !strings.HasPrefix(mediaType, "multipart/") {
+		body, _ := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
+		return []Part{classify(mediaType, string(body))}, nil
+	}
+	boundary := params["boundary"]
+	if boundary == "" {
+		return nil, errors.New("userData MIME Content-Type is multipart but has no boundary parameter")
+	}
+	body, err := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("userData MIME body cannot be read: %v", err)
+	}
+	if !bytes.Contains(body, []byte("--"+boundary)) {
+		return nil, fmt.Errorf("userData MIME body never uses its boundary %q", boundary)
+	}
+	if !bytes.Contains(body, []byte("--"+boundary+"--")) {
+		return nil, fmt.Errorf("userData MIME body has no closing boundary \"--%s--\"", boundary)
+	}
+	r := multipart.NewReader(bytes.NewReader(body), boundary)
+	var parts []Part
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %v", len(parts)+1, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(p, 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %v", len(parts)+1, err)
+		}
+		ct := p.Header.Get("Content-Type")
+		mt := "text/plain"
+		if ct != "" {
+			if mt, _, err = mime.ParseMediaType(ct); err != nil {
+				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %v", len(parts)+1, ct, err)
+			}
+		}
+		parts = append(parts, classify(mt, string(b)))
+	}
+	if len(parts) == 0 {
+		return nil, errors.New("userData MIME document has no parts")
+	}
+	return parts, nil
+}
+
+func classify(mediaType, body string) Part {
+	k := KindOther
+	switch mediaType {
+	case NodeConfigContentType:
+		k = KindNodeConfig
+	case "text/x-shellscript", "text/x-sh":
+		k = KindShell
+	case "text/plain":
+		if strings.HasPrefix(strings.TrimSpace(body), "#!") {
+			k = KindShell
+		}
+	}
+	return Part{ContentType: mediaType, Kind: k, Body: body}
+}
+
+// checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
+// apiVersion and kind and parses as YAML.
+func checkNodeConfig(text string) error {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for i := 1; ; i++ {
+		var doc struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("NodeConfig in userData is not valid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		}
+		if doc.APIVersion == "" && doc.Kind == "" {
+			continue
+		}
+		if doc.APIVersion != "node.eks.aws/v1alpha1" || doc.Kind != "NodeConfig" {
+			return fmt.Errorf("NodeConfig in userData has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", doc.APIVersion, doc.Kind)
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Command is a shell command found in userData.
+type Command struct {
+	// Part is the 1-based MIME part (1 for non-MIME userData).
+	Part int
+	// Line is the 1-based line inside the part.
+	Line int
+	Text string
+}
+
+var (
+	nodeConfigHeadRE = regexp.MustCompile(`(?m)^(apiVersion|kind):`)
+	bootstrapRE      = regexp.MustCompile(`/etc/eks/bootstrap\.sh`)
+	nodeadmInitRE    = regexp.MustCompile(`\bnodeadm\s+init\b`)
+)
+
+// BootstrapCalls returns the shell lines that run AL2's /etc/eks/bootstrap.sh or run `nodeadm init`
+// by hand. Comment lines are ignored.
+func (u UserData) BootstrapCalls() []Command {
+	var out []Command
+	for i, p := range u.Parts {
+		if p.Kind != KindShell {
+			continue
+		}
+		sc := bufio.NewScanner(strings.NewReader(p.Body))
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			if bootstrapRE.MatchString(line) || nodeadmInitRE.MatchString(line) {
+				out = append(out, Command{Part: i + 1, Line: n, Text: line})
+			}
+		}
+	}
+	return out
+}
+
+// RegistersUnregisteredTaint reports whether the userData registers the node with Karpenter's
+// karpenter.sh/unregistered:NoExecute taint, in any form (kubelet flag, KubeletConfiguration,
+// NodeConfig, Bottlerocket settings): the key and the NoExecute effect both appear.
+func RegistersUnregisteredTaint(text string) bool {
+	return strings.Contains(text, "karpenter.sh/unregistered") && strings.Contains(text, "NoExecute")
+}

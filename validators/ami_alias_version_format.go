@@ -1,0 +1,77 @@
+package validators
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+var (
+	dateVersionRE   = regexp.MustCompile(`^v(\d{8})$`)
+	semanticVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+$`)
+)
+
+var amiAliasVersionFormat = &Rule{
+	ID:            "ami-alias-version-format",
+	Kinds:         []string{KindEC2NodeClass},
+	DefaultAction: config.ActionDeny,
+	Summary:       "an alias version is neither `latest` nor the family's release format",
+	Doc: "An alias is family@version. AL2 and AL2023 releases are written vYYYYMMDD (al2023@v20251112), " +
+		"Bottlerocket releases as a semantic version (bottlerocket@v1.26.1), and the Windows families only " +
+		"accept latest. Any other version resolves to no AMI and no node launches. `latest` always resolves " +
+		"but drifts every node when AWS publishes a release; pin a release for production.",
+	Check: func(_ *Context, o *objects.Object) []Finding {
+		var out []Finding
+		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
+			if t.Alias == "" {
+				continue
+			}
+			if msg, fix := checkAlias(t.Alias); msg != "" {
+				out = append(out, Finding{
+					Field:   objects.Path("spec", "amiSelectorTerms", i, "alias"),
+					Line:    lineAt(o, "spec", "amiSelectorTerms", i, "alias"),
+					Message: msg,
+					Fix:     fix,
+				})
+			}
+		}
+		return out
+	},
+}
+
+// checkAlias returns a message and fix when an alias is malformed, else "".
+func checkAlias(a string) (string, string) {
+	fam, ver, ok := strings.Cut(a, "@")
+	if !ok || fam == "" || ver == "" {
+		return fmt.Sprintf("alias %q is not of the form family@version", a), "alias: al2023@latest (or pin a release such as al2023@v20251112)"
+	}
+	if _, known := aliasFamilies[fam]; !known {
+		return fmt.Sprintf("alias %q names family %q, which Karpenter does not know", a, fam),
+			"use one of al2, al2023, bottlerocket, windows2019, windows2022, windows2025"
+	}
+	if ver == "latest" {
+		return "", ""
+	}
+	switch fam {
+	case "al2", "al2023":
+		if m := dateVersionRE.FindStringSubmatch(ver); m != nil {
+			if _, err := time.Parse("20060102", m[1]); err == nil {
+				return "", ""
+			}
+		}
+		return fmt.Sprintf("alias %q: %s versions are written vYYYYMMDD, so %q matches no AMI release", a, fam, ver),
+			fmt.Sprintf("alias: %s@latest, or a release such as %s@v20251112", fam, fam)
+	case "bottlerocket":
+		if semanticVersion.MatchString(ver) {
+			return "", ""
+		}
+		return fmt.Sprintf("alias %q: Bottlerocket versions are semantic versions such as v1.26.1, so %q matches no release", a, ver),
+			"alias: bottlerocket@latest, or a release such as bottlerocket@v1.26.1"
+	default:
+		return fmt.Sprintf("alias %q: %s can only use version latest", a, fam), "alias: " + fam + "@latest"
+	}
+}

@@ -1,0 +1,86 @@
+package validators
+
+import (
+	"fmt"
+	"sort"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+var awsAuthMalformed = &Rule{
+	ID:            "aws-auth-malformed",
+	Kinds:         []string{KindAWSAuth},
+	DefaultAction: config.ActionDeny,
+	Summary:       "`mapRoles`/`mapUsers`/`mapAccounts` is not valid YAML, or an entry lacks its ARN or `username`",
+	Doc: "EKS reads kube-system/aws-auth as a whole: one unparsable value or one entry without rolearn " +
+		"(userarn) or username makes it ignore the ConfigMap, and every node and every mapped user loses " +
+		"access at once. The message gives the line inside the value and in the file.",
+	Check: func(_ *Context, o *objects.Object) []Finding {
+		data := map[string]string{}
+		var out []Finding
+		var ks []string
+		for k := range o.AWSAuth.Data {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			switch v := o.AWSAuth.Data[k].(type) {
+			case string:
+				data[k] = v
+			case nil:
+			default:
+				if k == awsauth.KeyMapRoles || k == awsauth.KeyMapUsers || k == awsauth.KeyMapAccounts {
+					out = append(out, Finding{
+						Field:   objects.Path("data", k),
+						Line:    lineAt(o, "data", k),
+						Message: fmt.Sprintf("data.%s is a YAML structure, but ConfigMap data values are strings: EKS cannot read it", k),
+						Fix:     fmt.Sprintf("write it as a block string: %s: |, with the list indented below", k),
+					})
+				}
+			}
+		}
+		_, problems := awsauth.Parse(data)
+		for _, p := range problems {
+			line := lineAt(o, "data", p.Key)
+			if p.Line > 0 {
+				line = valueLine(o, p.Key, p.Line)
+			}
+			out = append(out, Finding{
+				Field:   objects.Path("data", p.Key),
+				Line:    line,
+				Message: fmt.Sprintf("%s (file line %d): EKS ignores the whole ConfigMap, so every node and mapped user loses access", p, line),
+				Fix:     fixFor(p),
+			})
+		}
+		return out
+	},
+}
+
+// valueLine maps a line inside a data value to the file line.
+func valueLine(o *objects.Object, key string, inner int) int {
+	v := objects.Lookup(o.Root, "data", key)
+	if v == nil {
+		return lineAt(o, "data", key)
+	}
+	if v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return o.LineOf(v) + inner
+	}
+	return o.LineOf(v) + inner - 1
+}
+
+func fixFor(p awsauth.Problem) string {
+	if p.Key == awsauth.KeyMapRoles {
+		return "each entry needs rolearn (path-less ARN), username and groups, e.g.\n" +
+			"- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole\n" +
+			"  username: system:node:{{EC2PrivateDNSName}}\n" +
+			"  groups: [system:bootstrappers, system:nodes]"
+	}
+	if p.Key == awsauth.KeyMapUsers {
+		return "each entry needs userarn, username and groups"
+	}
+	return "mapAccounts is a list of 12-digit account ids"
+}

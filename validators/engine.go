@@ -1,0 +1,117 @@
+package validators
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// Result is the outcome of evaluating the catalog over a set of objects.
+type Result struct {
+	Findings     []Finding
+	NotEvaluated []NotEvaluated
+	Skipped      []Skipped
+	// Objects counts the objects evaluated.
+	Objects int
+}
+
+// Evaluate runs every applicable rule over objs. c.Input should hold every object the rules may look
+// up (usually objs itself in the CLI).
+func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
+	if c.Config == nil {
+		c.Config = config.Default()
+	}
+	if c.Facts == nil {
+		c.Facts = facts.None{}
+	}
+	c.catalog = cat
+	var res Result
+	for _, o := range objs {
+		kind := kindOf(o)
+		if kind == "" {
+			continue
+		}
+		res.Objects++
+		ex := parseException(o)
+		for _, r := range cat.rules {
+			if !r.AppliesTo(kind) {
+				continue
+			}
+			if r.Scope != ScopeAll && r.Scope != c.Scope {
+				continue
+			}
+			action := c.Config.ActionFor(r.ID, r.DefaultAction)
+			if action == config.ActionOff || (r.Enabled != nil && !r.Enabled(c.Config)) {
+				continue
+			}
+			if r.Kinds[0] != KindAny && ex.rules[r.ID] {
+				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
+				continue
+			}
+			if missing := missingFacts(c, r); missing != "" {
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing})
+				continue
+			}
+			if r.Check == nil {
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build"})
+				continue
+			}
+			for _, f := range r.Check(c, o) {
+				f.Rule = r.ID
+				f.Action = action
+				f.Object = o.Ref()
+				f.Source = o
+				f.Fixable = len(f.Edits) > 0
+				if f.Line == 0 {
+					f.Line = f.Object.Line
+				}
+				res.Findings = append(res.Findings, f)
+			}
+		}
+	}
+	sort.SliceStable(res.Findings, func(i, j int) bool {
+		a, b := res.Findings[i], res.Findings[j]
+		if a.Object.File != b.Object.File {
+			return a.Object.File < b.Object.File
+		}
+		if a.Object.Line != b.Object.Line {
+			return a.Object.Line < b.Object.Line
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Rule < b.Rule
+	})
+	return res
+}
+
+// missingFacts names the facts a rule needs that the provider does not know, as "reason: fact, fact".
+func missingFacts(c *Context, r *Rule) string {
+	byReason := map[string][]string{}
+	var reasons []string
+	for _, f := range r.Needs {
+		if why := c.Facts.Unknown(c, f); why != "" {
+			if _, seen := byReason[why]; !seen {
+				reasons = append(reasons, why)
+			}
+			byReason[why] = append(byReason[why], string(f))
+		}
+	}
+	parts := make([]string, len(reasons))
+	for i, why := range reasons {
+		parts[i] = why + ": " + strings.Join(byReason[why], ", ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Counts tallies findings by action.
+func (r Result) Counts() map[config.Action]int {
+	m := map[config.Action]int{}
+	for _, f := range r.Findings {
+		m[f.Action]++
+	}
+	return m
+}

@@ -1,0 +1,73 @@
+package validators
+
+import (
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// Finding is one problem a rule found in one object.
+type Finding struct {
+	Rule    string        `json:"rule"`
+	Action  config.Action `json:"action"`
+	Object  objects.Ref   `json:"object"`
+	Field   string        `json:"field"`
+	Message string        `json:"message"`
+	// Fix is the exact change, as YAML or a command, with real names filled in ("" when there is none).
+	Fix     string `json:"fix,omitempty"`
+	Fixable bool   `json:"fixable"`
+
+	// Line is the file line of Field (the object's line when the field is absent).
+	Line int `json:"-"`
+	// Edits are the machine-applicable form of Fix; set when Fixable.
+	Edits []Edit `json:"-"`
+	// Source is the object the finding is about.
+	Source *objects.Object `json:"-"`
+}
+
+// NotEvaluated records a rule that could not run on an object, and why.
+type NotEvaluated struct {
+	Rule   string      `json:"rule"`
+	Object objects.Ref `json:"object"`
+	Reason string      `json:"reason"`
+}
+
+// Skipped records a rule an object opted out of with karpenter-guard.io/skip.
+type Skipped struct {
+	Rule   string      `json:"rule"`
+	Object objects.Ref `json:"object"`
+	Reason string      `json:"reason"`
+}
+
+// EditOp is the kind of a structural edit.
+type EditOp string
+
+// Edit operations on a mapping.
+const (
+	// EditSet replaces the value of Key (a scalar) with Value.
+	EditSet EditOp = "set"
+	// EditRename renames Key to NewKey, and replaces its value with Value when Value is set.
+	EditRename EditOp = "rename"
+	// EditDelete removes Key and its value.
+	EditDelete EditOp = "delete"
+	// EditAdd adds Key with Value at the end of the mapping.
+	EditAdd EditOp = "add"
+)
+
+// Edit is one structural change to an object, expressed on its field paths so that it can be applied
+// to a YAML file (preserving everything else) or turned into a JSON patch by the webhook.
+type Edit struct {
+	Object *objects.Object
+	// Path leads from the object's root to the mapping the edit changes (strings and ints).
+	Path   []any
+	Op     EditOp
+	Key    string
+	NewKey string
+	Value  *yaml.Node
+}
+
+// Scalar returns a plain string scalar node, for Edit values.
+func Scalar(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}

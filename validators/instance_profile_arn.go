@@ -1,0 +1,42 @@
+package validators
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+var instanceProfileARN = &Rule{
+	ID:            "instance-profile-arn",
+	Kinds:         []string{KindEC2NodeClass},
+	DefaultAction: config.ActionDeny,
+	Fixable:       true,
+	Summary:       "`spec.instanceProfile` is an ARN",
+	Doc: "Karpenter passes spec.instanceProfile to EC2 as an instance profile name. An ARN there is " +
+		"accepted by the API server, and every launch then fails (karpenter-provider-aws issue 8312). " +
+		"The fix keeps only the name, the last segment of the ARN's path.",
+	Check: func(_ *Context, o *objects.Object) []Finding {
+		v := o.NodeClass.Spec.InstanceProfile
+		if !strings.HasPrefix(v, "arn:") {
+			return nil
+		}
+		name := v[strings.LastIndex(v, "/")+1:]
+		if i := strings.LastIndex(v, ":"); name == v && i >= 0 {
+			name = v[i+1:]
+		}
+		f := Finding{
+			Field:   "spec.instanceProfile",
+			Line:    lineAt(o, "spec", "instanceProfile"),
+			Message: fmt.Sprintf("instanceProfile is the ARN %q, but Karpenter uses it as a name, so every launch fails", v),
+		}
+		if name == "" || strings.Contains(name, ":") {
+			f.Fix = "set instanceProfile to the instance profile's name (not its ARN)"
+			return []Finding{f}
+		}
+		f.Fix = "instanceProfile: " + name
+		f.Edits = []Edit{{Object: o, Path: []any{"spec"}, Op: EditSet, Key: "instanceProfile", Value: Scalar(name)}}
+		return []Finding{f}
+	},
+}

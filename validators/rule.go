@@ -1,0 +1,161 @@
+package validators
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// Kinds a rule applies to.
+const (
+	KindEC2NodeClass = objects.KindEC2NodeClass
+	KindNodePool     = objects.KindNodePool
+	KindAWSAuth      = "aws-auth"
+)
+
+// Scope says where a rule can run.
+type Scope string
+
+// Scopes.
+const (
+	// ScopeAll rules run in the CLI, the webhook and the audit.
+	ScopeAll Scope = ""
+	// ScopeCLI rules read raw manifests: the API server prunes or refuses what they look for.
+	ScopeCLI Scope = "cli"
+	// ScopeAdmission rules judge a change (UPDATE or DELETE) and only run in the webhook.
+	ScopeAdmission Scope = "admission"
+)
+
+// Rule is one entry of the catalog.
+type Rule struct {
+	ID string
+	// Kinds lists what the rule checks: KindEC2NodeClass, KindNodePool, KindAWSAuth or KindAny.
+	Kinds         []string
+	DefaultAction config.Action
+	// Needs lists the facts the rule reads; when one is unknown the rule is reported as not evaluated.
+	Needs []facts.Fact
+	// Fixable is true when the rule's findings carry edits that `check --fix` and the mutating webhook apply.
+	Fixable bool
+	Scope   Scope
+	// Summary is the one-line trigger shown in `rules` and the README table.
+	Summary string
+	// Doc is one paragraph: what goes wrong on the cluster and how to fix it.
+	Doc string
+	// Enabled, when set, turns the rule off for a configuration (as if its action were off).
+	Enabled func(*config.Config) bool
+	// Check returns the rule's findings for one object. Nil for a rule whose implementation needs facts
+	// this build cannot supply yet; such a rule is always reported as not evaluated, never as passed.
+	Check func(c *Context, o *objects.Object) []Finding
+}
+
+// Context is what a rule may read besides the object itself.
+type Context struct {
+	context.Context
+	Config *config.Config
+	Facts  facts.Provider
+	// Input is every object of the run: the manifests given to the CLI, or the cluster's objects in the
+	// webhook. Cross-object rules (nodepool-nodeclass-missing, the kubelet move) read it.
+	Input []*objects.Object
+	// Scope is where the engine runs (ScopeCLI or ScopeAdmission).
+	Scope Scope
+
+	catalog *Catalog
+}
+
+// NodeClass returns the EC2NodeClass of that name in the input, or nil.
+func (c *Context) NodeClass(name string) *objects.Object {
+	for _, o := range c.Input {
+		if o.NodeClass != nil && o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// Catalog is the rule registry.
+type Catalog struct {
+	rules []*Rule
+	byID  map[string]*Rule
+}
+
+// NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
+// programming error caught by every test run.
+func NewCatalog(rules ...*Rule) *Catalog {
+	c := &Catalog{byID: map[string]*Rule{}}
+	for _, r := range rules {
+		if r.ID == "" || len(r.Kinds) == 0 || r.DefaultAction == "" || r.Summary == "" || r.Doc == "" {
+			panic(fmt.Sprintf("rule %q is missing an ID, kind, default action, summary or doc", r.ID))
+		}
+		if _, dup := c.byID[r.ID]; dup {
+			panic(fmt.Sprintf("rule %q registered twice", r.ID))
+		}
+		c.byID[r.ID] = r
+		c.rules = append(c.rules, r)
+	}
+	sort.SliceStable(c.rules, func(i, j int) bool {
+		if ki, kj := kindOrder(c.rules[i].Kinds[0]), kindOrder(c.rules[j].Kinds[0]); ki != kj {
+			return ki < kj
+		}
+		return c.rules[i].ID < c.rules[j].ID
+	})
+	return c
+}
+
+func kindOrder(k string) int {
+	switch k {
+	case KindEC2NodeClass:
+		return 0
+	case KindNodePool:
+		return 1
+	case KindAWSAuth:
+		return 2
+	}
+	return 3
+}
+
+// AppliesTo reports whether the rule checks objects of that kind.
+func (r *Rule) AppliesTo(kind string) bool {
+	for _, k := range r.Kinds {
+		if k == kind || k == KindAny {
+			return true
+		}
+	}
+	return false
+}
+
+// Rules returns the rules in catalog order (by kind, then ID).
+func (c *Catalog) Rules() []*Rule { return c.rules }
+
+// Rule returns the rule with that ID, or nil.
+func (c *Catalog) Rule(id string) *Rule { return c.byID[id] }
+
+// IDs returns every rule ID.
+func (c *Catalog) IDs() []string {
+	ids := make([]string, len(c.rules))
+	for i, r := range c.rules {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// Default returns the full catalog of this build.
+func Default() *Catalog {
+	return NewCatalog(allRules()...)
+}
+
+// kindOf returns the rule kind an object is checked as.
+func kindOf(o *objects.Object) string {
+	switch {
+	case o.NodeClass != nil:
+		return KindEC2NodeClass
+	case o.NodePool != nil:
+		return KindNodePool
+	case o.AWSAuth != nil:
+		return KindAWSAuth
+	}
+	return ""
+}
