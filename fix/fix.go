@@ -73,6 +73,12 @@ func Apply(set *manifest.Set, eval Evaluator) Outcome {
 				out.Problems = append(out.Problems, fmt.Sprintf("%s:%d: [%s] not fixed: %v", f.Object.File, f.Line, f.Rule, err))
 				continue
 			}
+			files, edits = mergeInserts(files, edits)
+			if selfOverlap(files, edits) {
+				refused[key] = true
+				out.Problems = append(out.Problems, fmt.Sprintf("%s:%d: [%s] not fixed: its edits overlap", f.Object.File, f.Line, f.Rule))
+				continue
+			}
 			if overlaps(byFile, files, edits) {
 				continue // next round, after re-evaluation
 			}
@@ -126,11 +132,6 @@ func applyEdits(path string, data []byte, edits []textEdit) ([]byte, error) {
 
 func overlaps(byFile map[string][]textEdit, files []string, edits []textEdit) bool {
 	for i, e := range edits {
-		for j, other := range edits {
-			if i != j && files[i] == files[j] && intersect(e, other) {
-				return true
-			}
-		}
 		for _, have := range byFile[files[i]] {
 			if intersect(e, have) {
 				return true
@@ -138,6 +139,41 @@ func overlaps(byFile map[string][]textEdit, files []string, edits []textEdit) bo
 		}
 	}
 	return false
+}
+
+func selfOverlap(files []string, edits []textEdit) bool {
+	for i := range edits {
+		for j := i + 1; j < len(edits); j++ {
+			if files[i] == files[j] && intersect(edits[i], edits[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mergeInserts joins a finding's insertions at the same point (two keys added to one mapping) into
+// one, in order.
+func mergeInserts(files []string, edits []textEdit) ([]string, []textEdit) {
+	var outF []string
+	var outE []textEdit
+	for i, e := range edits {
+		merged := false
+		if e.start == e.end {
+			for j := range outE {
+				if outF[j] == files[i] && outE[j].start == e.start && outE[j].end == e.start {
+					outE[j].text += e.text
+					merged = true
+					break
+				}
+			}
+		}
+		if !merged {
+			outF = append(outF, files[i])
+			outE = append(outE, e)
+		}
+	}
+	return outF, outE
 }
 
 // intersect reports whether two edits touch the same bytes (two inserts at one point count too).

@@ -102,18 +102,40 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			p.printf("  %s [%s] %s\n", p.paint(dim, "SKIP"), s.Rule, s.Reason)
 		}
 		if len(g.notEval) > 0 {
-			ids := make([]string, len(g.notEval))
-			for i, n := range g.notEval {
-				ids[i] = n.Rule
-			}
-			p.printf("  %s %s\n", p.paint(dim, "not evaluated (needs cluster/AWS facts):"), strings.Join(ids, ", "))
+			p.printf("  %s\n", p.paint(dim, plural(len(g.notEval), "check", "checks")+" not evaluated: "+notEvalReasons(g.notEval)))
 		}
 		p.printf("\n")
+	}
+	if !opt.Quiet && len(r.NotEvaluated) > 0 {
+		seen := map[string]bool{}
+		var ids []string
+		for _, n := range r.NotEvaluated {
+			if !seen[n.Rule] {
+				seen[n.Rule] = true
+				ids = append(ids, n.Rule)
+			}
+		}
+		sort.Strings(ids)
+		p.printf("%s\n  %s\n\n", p.paint(bold, "Not evaluated, for want of cluster or AWS facts:"), strings.Join(ids, ", "))
 	}
 	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 {
 		p.printf("%s\n", r.summaryLine())
 	}
 	return p.err
+}
+
+// notEvalReasons summarises why checks were not evaluated ("no facts", "AWS timeout").
+func notEvalReasons(ns []validators.NotEvaluated) string {
+	seen := map[string]bool{}
+	var reasons []string
+	for _, n := range ns {
+		why, _, _ := strings.Cut(n.Reason, ":")
+		if !seen[why] {
+			seen[why] = true
+			reasons = append(reasons, why)
+		}
+	}
+	return strings.Join(reasons, "; ")
 }
 
 func (r *Report) summaryLine() string {

@@ -1,0 +1,150 @@
+package validators_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/fix"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the README rule table")
+
+// ruleCase is one input for one rule: the manifests (one file, any number of documents), an optional
+// GuardConfig, and how many findings of the rule it must produce.
+type ruleCase struct {
+	name  string
+	in    string
+	cfg   string
+	fires int
+}
+
+// testRule runs the cases of one rule against the whole catalog (so rules interact as they do for
+// users) and checks, for each case: the number of findings of the rule; for firing cases, the message,
+// fix and field in testdata/<rule>.golden; for fixable findings, the fixed file (also in the golden),
+// that the rule no longer fires on it, and that a second fix changes nothing.
+func testRule(t *testing.T, ruleID string, cases []ruleCase) {
+	t.Helper()
+	cat := validators.Default()
+	rule := cat.Rule(ruleID)
+	if rule == nil {
+		t.Fatalf("rule %q is not in the catalog", ruleID)
+	}
+	var golden strings.Builder
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Default()
+			if tc.cfg != "" {
+				c, err := config.Parse([]byte(tc.cfg), cat.IDs())
+				if err != nil {
+					t.Fatalf("config: %v", err)
+				}
+				cfg = c
+			}
+			file := tc.name + ".yaml"
+			set := readString(t, file, tc.in)
+			eval := evaluator(cat, cfg, ruleID)
+			got := eval(set).Findings
+			if len(got) != tc.fires {
+				t.Fatalf("%s fired %d times, want %d:\n%s", ruleID, len(got), tc.fires, render(got))
+			}
+			if tc.fires == 0 {
+				return
+			}
+			fmt.Fprintf(&golden, "## %s\n%s", tc.name, render(got))
+			fixable := false
+			for _, f := range got {
+				if f.Fixable != (len(f.Edits) > 0) {
+					t.Errorf("finding %s: Fixable=%v but %d edits", f.Field, f.Fixable, len(f.Edits))
+				}
+				if f.Fixable && !rule.Fixable {
+					t.Errorf("rule %s is not declared fixable but its finding carries edits", ruleID)
+				}
+				fixable = fixable || f.Fixable
+			}
+			if !fixable {
+				return
+			}
+			out := fix.Apply(set, eval)
+			for _, p := range out.Problems {
+				t.Errorf("fix problem: %s", p)
+			}
+			fixed, ok := out.Files[file]
+			if !ok {
+				t.Fatalf("fixable findings but --fix changed nothing")
+			}
+			fmt.Fprintf(&golden, "-- fixed --\n%s", fixed)
+			after := readString(t, file, string(fixed))
+			for _, f := range eval(after).Findings {
+				if f.Fixable {
+					t.Errorf("after --fix the rule still finds a fixable problem: %s", render([]validators.Finding{f}))
+				}
+			}
+			if again := fix.Apply(after, eval); len(again.Files) > 0 {
+				t.Errorf("second --fix changed the file again (not idempotent):\n%s", again.Files[file])
+			}
+		})
+	}
+	compareGolden(t, filepath.Join("testdata", ruleID+".golden"), golden.String())
+}
+
+func readString(t *testing.T, file, in string) *manifest.Set {
+	t.Helper()
+	set := &manifest.Set{}
+	set.Add(manifest.Source{Path: file, Data: []byte(in)})
+	if len(set.Errors) > 0 {
+		t.Fatalf("input errors: %v", set.Errors)
+	}
+	return set
+}
+
+// evaluator evaluates a set with no facts, in the CLI's scope, keeping only one rule's findings.
+func evaluator(cat *validators.Catalog, cfg *config.Config, ruleID string) fix.Evaluator {
+	return func(s *manifest.Set) validators.Result {
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: facts.None{}, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
+		var keep []validators.Finding
+		for _, f := range res.Findings {
+			if f.Rule == ruleID {
+				keep = append(keep, f)
+			}
+		}
+		res.Findings = keep
+		return res
+	}
+}
+
+func render(fs []validators.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s:%d %s %s [%s]\n  message: %s\n  fix: %s\n", f.Object.Kind, f.Line, f.Action, f.Field, f.Object.Name, f.Message, f.Fix)
+	}
+	return b.String()
+}
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run `make readme` or go test -update to create it): %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the output (go test -update rewrites it after review):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
