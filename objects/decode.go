@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -90,7 +91,12 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s has no metadata.name", kind)}
 	}
 	if err := root.Decode(view); err != nil {
-		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s %q: %s", kind, o.Name, shiftLines(err, lineOffset))}
+		msg := shiftLines(err, lineOffset)
+		at := line(root)
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			at, _ = strconv.Atoi(m[1])
+		}
+		return Decoded{}, &DecodeError{Line: at, Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
 	}
 	return Decoded{Object: o}, nil
 }

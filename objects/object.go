@@ -169,7 +169,29 @@ func Path(elems ...any) string {
 	return b.String()
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+):`)
+var (
+	yamlLineRE  = regexp.MustCompile(`line (\d+):`)
+	unmarshalRE = regexp.MustCompile("cannot unmarshal !!(\\w+) (`[^`]*`|)\\s*into (\\S+)")
+	yamlKinds   = map[string]string{"str": "the string", "int": "the number", "float": "the number", "bool": "the boolean",
+		"map": "a mapping", "seq": "a list", "null": "null", "timestamp": "the timestamp"}
+)
+
+// expectation turns the Go type yaml.v3 names into what the YAML should have held.
+func expectation(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "objects."):
+		return "a mapping"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "float"):
+		return "a number"
+	}
+	return goType
+}
 
 // shiftLines rewrites the "line N:" prefixes of a yaml.v3 error to file lines.
 func shiftLines(err error, offset int) string {
@@ -179,6 +201,10 @@ func shiftLines(err error, offset int) string {
 	msg = yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
 		n, _ := strconv.Atoi(yamlLineRE.FindStringSubmatch(s)[1])
 		return fmt.Sprintf("line %d:", n+offset)
+	})
+	msg = unmarshalRE.ReplaceAllStringFunc(msg, func(s string) string {
+		m := unmarshalRE.FindStringSubmatch(s)
+		return fmt.Sprintf("expected %s, found %s %s", expectation(m[3]), yamlKinds[m[1]], m[2])
 	})
 	lines := strings.Split(msg, "\n")
 	for i := range lines {

@@ -5,10 +5,15 @@ import (
 	"strings"
 )
 
-// Markdown renders the catalog as the README's rule table.
-func (c *Catalog) Markdown() string {
+// Markdown renders the catalog as the README's rule table. sources maps rule IDs to the file that
+// declares them; when given, the table links each rule to its file.
+func (c *Catalog) Markdown(sources map[string]string) string {
 	var b strings.Builder
-	b.WriteString("| ID | kind | default | needs | fixable | trigger |\n|---|---|---|---|---|---|\n")
+	if sources != nil {
+		b.WriteString("| ID | kind | default | needs | fixable | trigger | file |\n|---|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| ID | kind | default | needs | fixable | trigger |\n|---|---|---|---|---|---|\n")
+	}
 	for _, r := range c.rules {
 		var needs []string
 		for _, n := range r.Needs {
@@ -26,7 +31,11 @@ func (c *Catalog) Markdown() string {
 		if r.Fixable {
 			fixable = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.ID, kind, r.DefaultAction, n, fixable, strings.ReplaceAll(r.Summary, "|", "\\|"))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |", r.ID, kind, r.DefaultAction, n, fixable, strings.ReplaceAll(r.Summary, "|", "\\|"))
+		if sources != nil {
+			fmt.Fprintf(&b, " [%s](%s) |", sources[r.ID], sources[r.ID])
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -48,7 +48,7 @@ func newRulesCommand(g *globalOptions) *cobra.Command {
 				enc.SetEscapeHTML(false)
 				return enc.Encode(rules)
 			case "markdown":
-				_, err := fmt.Fprint(out, cat.Markdown())
+				_, err := fmt.Fprint(out, cat.Markdown(nil))
 				return err
 			case "text":
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

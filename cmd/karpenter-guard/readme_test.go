@@ -1,0 +1,79 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the README rule table")
+
+const (
+	rulesBegin = "<!-- rules:begin -->\n"
+	rulesEnd   = "<!-- rules:end -->"
+)
+
+// TestReadmeRuleTable fails when the README's rule table and the catalog disagree.
+func TestReadmeRuleTable(t *testing.T) {
+	const path = "../../README.md"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	i, j := strings.Index(readme, rulesBegin), strings.Index(readme, rulesEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %q … %q section", strings.TrimSpace(rulesBegin), rulesEnd)
+	}
+	want := validators.Default().Markdown(ruleSources(t))
+	got := readme[i+len(rulesBegin) : j]
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(readme[:i+len(rulesBegin)]+want+readme[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md rule table is out of date; run `make readme`.\n--- catalog\n%s\n--- README\n%s", want, got)
+}
+
+var ruleIDRE = regexp.MustCompile(`(?m)^\s+ID:\s+"([a-z0-9-]+)",`)
+
+// ruleSources maps each rule ID to the validators file that declares it, and fails when a rule is
+// declared nowhere or twice.
+func ruleSources(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../validators/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := map[string]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ruleIDRE.FindAllStringSubmatch(string(data), -1) {
+			if prev, dup := src[m[1]]; dup {
+				t.Errorf("rule %s declared in %s and %s", m[1], prev, f)
+			}
+			src[m[1]] = strings.TrimPrefix(f, "../../")
+		}
+	}
+	for _, id := range validators.Default().IDs() {
+		if src[id] == "" {
+			t.Errorf("rule %s: no declaration ID: %q found under validators/", id, id)
+		}
+	}
+	return src
+}
