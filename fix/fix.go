@@ -43,8 +43,7 @@ func Apply(set *manifest.Set, eval Evaluator) Outcome {
 	refused := map[string]bool{}
 	for round := 0; round < maxRounds; round++ {
 		res := eval(cur)
-		byFile := map[string][]textEdit{}
-		counted := map[string]int{}
+		var planned []plannedFix
 		for _, f := range res.Findings {
 			if !f.Fixable {
 				continue
@@ -53,65 +52,121 @@ func Apply(set *manifest.Set, eval Evaluator) Outcome {
 			if refused[key] {
 				continue
 			}
-			var edits []textEdit
-			var files []string
-			var err error
-			for _, e := range f.Edits {
-				file := e.Object.File
-				var te []textEdit
-				te, err = render(newFile(current[file]), e)
-				if err != nil {
-					break
-				}
-				for range te {
-					files = append(files, file)
-				}
-				edits = append(edits, te...)
-			}
+			pf, err := plan(key, f, current)
 			if err != nil {
 				refused[key] = true
 				out.Problems = append(out.Problems, fmt.Sprintf("%s:%d: [%s] not fixed: %v", f.Object.File, f.Line, f.Rule, err))
 				continue
 			}
-			files, edits = mergeInserts(files, edits)
-			if selfOverlap(files, edits) {
-				refused[key] = true
-				out.Problems = append(out.Problems, fmt.Sprintf("%s:%d: [%s] not fixed: its edits overlap", f.Object.File, f.Line, f.Rule))
-				continue
-			}
-			if overlaps(byFile, files, edits) {
+			if collides(planned, pf) {
 				continue // next round, after re-evaluation
 			}
-			for i, te := range edits {
-				byFile[files[i]] = append(byFile[files[i]], te)
-			}
-			counted[key]++
+			planned = append(planned, pf)
 		}
-		if len(byFile) == 0 {
+		if len(planned) == 0 {
 			break
 		}
+		changed, applied := applyPlanned(current, planned, refused, &out.Problems)
+		if len(applied) == 0 {
+			continue
+		}
+		for p, data := range changed {
+			current[p] = data
+			out.Files[p] = data
+		}
+		out.Fixed += len(applied)
 		next := &manifest.Set{Sources: map[string][]byte{}}
 		for _, p := range sortedKeys(current) {
-			data := current[p]
-			if edits, ok := byFile[p]; ok {
-				changed, err := applyEdits(p, data, edits)
-				if err != nil {
-					out.Problems = append(out.Problems, err.Error())
-					for k := range counted {
-						refused[k] = true
-					}
-				} else {
-					data = changed
-					current[p] = changed
-					out.Files[p] = changed
-				}
-			}
-			next.Add(manifest.Source{Path: p, Data: data})
+			next.Add(manifest.Source{Path: p, Data: current[p]})
 		}
-		out.Fixed += len(counted)
 		cur = next
 	}
 	return out
+}
+
+// plannedFix is one finding's text edits, by file.
+type plannedFix struct {
+	key   string
+	files []string
+	edits []textEdit
+}
+
+// plan renders a finding's edits against the current file contents.
+func plan(key string, f validators.Finding, current map[string][]byte) (plannedFix, error) {
+	pf := plannedFix{key: key}
+	for _, e := range f.Edits {
+		te, err := render(newFile(current[e.Object.File]), e)
+		if err != nil {
+			return pf, err
+		}
+		for _, t := range te {
+			pf.files = append(pf.files, e.Object.File)
+			pf.edits = append(pf.edits, t)
+		}
+	}
+	pf.files, pf.edits = mergeInserts(pf.files, pf.edits)
+	if selfOverlap(pf.files, pf.edits) {
+		return pf, errors.New("its edits overlap")
+	}
+	return pf, nil
+}
+
+// applyPlanned applies the planned fixes file by file. A fix is applied everywhere or nowhere: when a
+// file would not read back cleanly, every fix touching it is dropped (in all its files) and the rest
+// is tried again.
+func applyPlanned(current map[string][]byte, planned []plannedFix, refused map[string]bool, problems *[]string) (map[string][]byte, []plannedFix) {
+	for {
+		byFile := map[string][]textEdit{}
+		for _, pf := range planned {
+			for i, f := range pf.files {
+				byFile[f] = append(byFile[f], pf.edits[i])
+			}
+		}
+		changed := map[string][]byte{}
+		var failed string
+		for _, p := range sortedKeys(current) {
+			edits, ok := byFile[p]
+			if !ok {
+				continue
+			}
+			data, err := applyEdits(p, current[p], edits)
+			if err != nil {
+				*problems = append(*problems, err.Error())
+				failed = p
+				break
+			}
+			changed[p] = data
+		}
+		if failed == "" {
+			return changed, planned
+		}
+		var keep []plannedFix
+		for _, pf := range planned {
+			touches := false
+			for _, f := range pf.files {
+				touches = touches || f == failed
+			}
+			if touches {
+				refused[pf.key] = true
+			} else {
+				keep = append(keep, pf)
+			}
+		}
+		planned = keep
+	}
+}
+
+func collides(planned []plannedFix, pf plannedFix) bool {
+	for _, have := range planned {
+		for i, e := range pf.edits {
+			for j, h := range have.edits {
+				if pf.files[i] == have.files[j] && intersect(e, h) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // applyEdits applies non-overlapping edits to one file and checks the result still reads as the same
@@ -128,17 +183,6 @@ func applyEdits(path string, data []byte, edits []textEdit) ([]byte, error) {
 		return nil, fmt.Errorf("%s: fixes left out: the rewritten file would not read back cleanly", path)
 	}
 	return out, nil
-}
-
-func overlaps(byFile map[string][]textEdit, files []string, edits []textEdit) bool {
-	for i, e := range edits {
-		for _, have := range byFile[files[i]] {
-			if intersect(e, have) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func selfOverlap(files []string, edits []textEdit) bool {

@@ -228,7 +228,7 @@ func TestExitCodesAndBadInput(t *testing.T) {
 		{"clean", []string{"check", "-f", clean}, 0, []string{"2 objects checked: 0 deny"}},
 		{"deny", []string{"check", "-f", deny}, 1, []string{"[instance-profile-arn]", "fix: instanceProfile: p"}},
 		{"broken yaml keeps the other document", []string{"check", "-f", broken}, 2, []string{broken + ":2: invalid YAML", "[instance-profile-arn]", "1 input error"}},
-		{"wrong type names the line", []string{"check", "-f", wrongType}, 2, []string{wrongType + ":16:", "line 16: cannot unmarshal !!str `al2023@...`"}},
+		{"wrong type names the line", []string{"check", "-f", wrongType}, 2, []string{wrongType + ":16:", "line 16: expected a list, found the string `al2023@...`"}},
 		{"empty file", []string{"check", "-f", empty}, 2, []string{empty + ":1: file is empty"}},
 		{"binary file", []string{"check", "-f", binary}, 2, []string{binary + ":2: binary data"}},
 		{"removed kind", []string{"check", "-f", unknownKind}, 2, []string{"Provisioner was removed in Karpenter v0.32"}},
