@@ -28,6 +28,10 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		c.Facts = facts.None{}
 	}
 	c.catalog = cat
+	c.unknown = map[facts.Fact]string{}
+	c.missing = map[*Rule]string{}
+	c.userData = map[*objects.Object]parsedUserData{}
+	c.nodeClasses = nil
 	var res Result
 	for _, o := range objs {
 		kind := kindOf(o)
@@ -89,11 +93,23 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 }
 
 // missingFacts names the facts a rule needs that the provider does not know, as "reason: fact, fact".
+// Answers are memoised for the duration of one Evaluate: facts do not change between objects.
 func missingFacts(c *Context, r *Rule) string {
+	if len(r.Needs) == 0 {
+		return ""
+	}
+	if m, ok := c.missing[r]; ok {
+		return m
+	}
 	byReason := map[string][]string{}
 	var reasons []string
 	for _, f := range r.Needs {
-		if why := c.Facts.Unknown(c, f); why != "" {
+		why, ok := c.unknown[f]
+		if !ok {
+			why = c.Facts.Unknown(c, f)
+			c.unknown[f] = why
+		}
+		if why != "" {
 			if _, seen := byReason[why]; !seen {
 				reasons = append(reasons, why)
 			}
@@ -104,7 +120,9 @@ func missingFacts(c *Context, r *Rule) string {
 	for i, why := range reasons {
 		parts[i] = why + ": " + strings.Join(byReason[why], ", ")
 	}
-	return strings.Join(parts, "; ")
+	m := strings.Join(parts, "; ")
+	c.missing[r] = m
+	return m
 }
 
 // Counts tallies findings by action.

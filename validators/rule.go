@@ -63,17 +63,27 @@ type Context struct {
 	// Scope is where the engine runs (ScopeCLI or ScopeAdmission).
 	Scope Scope
 
-	catalog *Catalog
+	catalog  *Catalog
+	unknown  map[facts.Fact]string
+	missing  map[*Rule]string
+	userData map[*objects.Object]parsedUserData
+	// nodeClasses indexes Input by name; built on first use in each Evaluate.
+	nodeClasses map[string]*objects.Object
 }
 
 // NodeClass returns the EC2NodeClass of that name in the input, or nil.
 func (c *Context) NodeClass(name string) *objects.Object {
-	for _, o := range c.Input {
-		if o.NodeClass != nil && o.Name == name {
-			return o
+	if c.nodeClasses == nil {
+		c.nodeClasses = map[string]*objects.Object{}
+		for _, o := range c.Input {
+			if o.NodeClass != nil {
+				if _, dup := c.nodeClasses[o.Name]; !dup {
+					c.nodeClasses[o.Name] = o
+				}
+			}
 		}
 	}
-	return nil
+	return c.nodeClasses[name]
 }
 
 // Catalog is the rule registry.

@@ -28,29 +28,29 @@ var userdataBootstrapOnAL2023 = &Rule{
 		"on AL2, so a script calling it fails and the instance never becomes a node. systemd already runs " +
 		"nodeadm in two phases; running `nodeadm init` again from userData breaks that sequence. Put " +
 		"settings in a NodeConfig MIME part or in spec.kubelet instead.",
-	Check: func(_ *Context, o *objects.Object) []Finding {
+	Check: func(c *Context, o *objects.Object) []Finding {
 		nc := o.NodeClass
 		if family(nc) != userdata.FamilyAL2023 || nc.Spec.UserData == nil {
 			return nil
 		}
-		ud, err := userdata.Parse(userdata.FamilyAL2023, *nc.Spec.UserData)
+		ud, err := c.parseUserData(o)
 		if err != nil {
 			return nil // userdata-invalid reports it
 		}
 		var out []Finding
-		for _, c := range ud.BootstrapCalls() {
-			where := fmt.Sprintf("line %d of userData", c.Line)
+		for _, call := range ud.BootstrapCalls() {
+			where := fmt.Sprintf("line %d of userData", call.Line)
 			if ud.MIME {
-				where = fmt.Sprintf("line %d of MIME part %d", c.Line, c.Part)
+				where = fmt.Sprintf("line %d of MIME part %d", call.Line, call.Part)
 			}
 			why := "AL2023 has no bootstrap.sh, so the node never joins"
-			if !strings.Contains(c.Text, "bootstrap.sh") {
+			if !strings.Contains(call.Text, "bootstrap.sh") {
 				why = "systemd already runs nodeadm; a second init breaks the boot"
 			}
 			out = append(out, Finding{
 				Field:   "spec.userData",
 				Line:    lineAt(o, "spec", "userData"),
-				Message: fmt.Sprintf("AL2023 userData runs %q (%s): %s", truncate(c.Text, 60), where, why),
+				Message: fmt.Sprintf("AL2023 userData runs %q (%s): %s", truncate(call.Text, 60), where, why),
 				Fix:     nodeConfigFix,
 			})
 		}
@@ -67,7 +67,7 @@ var userdataInvalid = &Rule{
 		"a NodeConfig (AL2023) or a well-formed MIME multi-part document; Bottlerocket userData must be TOML. " +
 		"Broken MIME boundaries, a NodeConfig with the wrong apiVersion or kind, or invalid TOML make " +
 		"launches fail or nodes boot unconfigured.",
-	Check: func(_ *Context, o *objects.Object) []Finding {
+	Check: func(c *Context, o *objects.Object) []Finding {
 		nc := o.NodeClass
 		if nc.Spec.UserData == nil {
 			return nil
@@ -78,7 +78,7 @@ var userdataInvalid = &Rule{
 		default:
 			return nil
 		}
-		if _, err := userdata.Parse(fam, *nc.Spec.UserData); err != nil {
+		if _, err := c.parseUserData(o); err != nil {
 			return []Finding{{
 				Field:   "spec.userData",
 				Line:    lineAt(o, "spec", "userData"),
@@ -140,4 +140,26 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+type parsedUserData struct {
+	ud  userdata.UserData
+	err error
+}
+
+// parseUserData parses an EC2NodeClass's userData for its family once per evaluation; several rules
+// read it.
+func (c *Context) parseUserData(o *objects.Object) (userdata.UserData, error) {
+	if p, ok := c.userData[o]; ok {
+		return p.ud, p.err
+	}
+	text := ""
+	if o.NodeClass.Spec.UserData != nil {
+		text = *o.NodeClass.Spec.UserData
+	}
+	ud, err := userdata.Parse(family(o.NodeClass), text)
+	if c.userData != nil {
+		c.userData[o] = parsedUserData{ud, err}
+	}
+	return ud, err
 }
