@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/fix"
+	"github.com/karpenter-guard/karpenter-guard/internal/golden"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -38,7 +38,7 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 	if rule == nil {
 		t.Fatalf("rule %q is not in the catalog", ruleID)
 	}
-	var golden strings.Builder
+	var out strings.Builder
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Default()
@@ -59,7 +59,7 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 			if tc.fires == 0 {
 				return
 			}
-			fmt.Fprintf(&golden, "## %s\n%s", tc.name, render(got))
+			fmt.Fprintf(&out, "## %s\n%s", tc.name, render(got))
 			fixable := false
 			for _, f := range got {
 				if f.Fixable != (len(f.Edits) > 0) {
@@ -73,16 +73,16 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 			if !fixable {
 				return
 			}
-			out := fix.Apply(set, eval)
-			for _, p := range out.Problems {
+			fixed := fix.Apply(set, eval)
+			for _, p := range fixed.Problems {
 				t.Errorf("fix problem: %s", p)
 			}
-			fixed, ok := out.Files[file]
+			text, ok := fixed.Files[file]
 			if !ok {
 				t.Fatalf("fixable findings but --fix changed nothing")
 			}
-			fmt.Fprintf(&golden, "-- fixed --\n%s", fixed)
-			after := readString(t, file, string(fixed))
+			fmt.Fprintf(&out, "-- fixed --\n%s", text)
+			after := readString(t, file, string(text))
 			for _, f := range eval(after).Findings {
 				if f.Fixable {
 					t.Errorf("after --fix the rule still finds a fixable problem: %s", render([]validators.Finding{f}))
@@ -93,7 +93,7 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 			}
 		})
 	}
-	compareGolden(t, filepath.Join("testdata", ruleID+".golden"), golden.String())
+	golden.Compare(t, filepath.Join("testdata", ruleID+".golden"), out.String(), *update)
 }
 
 func readString(t *testing.T, file, in string) *manifest.Set {
@@ -127,24 +127,4 @@ func render(fs []validators.Finding) string {
 		fmt.Fprintf(&b, "%s:%d %s %s [%s]\n  message: %s\n  fix: %s\n", f.Object.Kind, f.Line, f.Action, f.Field, f.Object.Name, f.Message, f.Fix)
 	}
 	return b.String()
-}
-
-func compareGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run `make readme` or go test -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (go test -update rewrites it after review):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/golden"
 )
 
 // cli runs the CLI in-process from the repository root and returns its exit code and outputs.
@@ -26,23 +28,7 @@ func inRepoRoot(t *testing.T) {
 
 func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("cmd", "karpenter-guard", "testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (go test -update creates it)", path, err)
-	}
-	if string(want) != got {
-		t.Errorf("output differs from %s (review, then go test -update):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Compare(t, filepath.Join("cmd", "karpenter-guard", "testdata", name), got, *update)
 }
 
 // TestCheckExamples pins what a new user sees on the bundled examples, as text and as JSON.
@@ -227,7 +213,7 @@ func TestExitCodesAndBadInput(t *testing.T) {
 	}{
 		{"clean", []string{"check", "-f", clean}, 0, []string{"2 objects checked: 0 deny"}},
 		{"deny", []string{"check", "-f", deny}, 1, []string{"[instance-profile-arn]", "fix: instanceProfile: p"}},
-		{"broken yaml keeps the other document", []string{"check", "-f", broken}, 2, []string{broken + ":2: invalid YAML", "[instance-profile-arn]", "1 input error"}},
+		{"broken yaml keeps the other document", []string{"check", "-f", broken}, 2, []string{broken + ":3: invalid YAML", "[instance-profile-arn]", "1 input error"}},
 		{"wrong type names the line", []string{"check", "-f", wrongType}, 2, []string{wrongType + ":16:", "line 16: expected a list, found the string `al2023@...`"}},
 		{"empty file", []string{"check", "-f", empty}, 2, []string{empty + ":1: file is empty"}},
 		{"binary file", []string{"check", "-f", binary}, 2, []string{binary + ":2: binary data"}},
