@@ -217,15 +217,16 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 		var root yaml.Node
 		if err := yaml.Unmarshal(d.Data, &root); err != nil {
 			line, msg := syntaxError(err)
-			errs = append(errs, Error{File: file, Line: d.StartLine - 1 + max(line, 1), Message: "invalid YAML: " + msg})
+			errs = append(errs, Error{File: file, Line: d.StartLine - 1 + errorLine(d.Data, line, msg), Message: "invalid YAML: " + msg})
 			found = true
 			continue
 		}
-		if len(root.Content) == 0 {
-			continue // a document of comments or blank lines only
+		if len(root.Content) == 0 || emptyDocument(root.Content[0]) {
+			continue // a document of comments or blank lines only, or a bare "---"
 		}
 		found = true
-		o, ig, es := decodeNode(file, d.StartLine-1, root.Content[0])
+		fileLines(d.Data, &root)
+		o, ig, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
 		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
 		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
 			end++
@@ -243,16 +244,27 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 	return objs, ignored, errs
 }
 
-// decodeNode decodes one document node, expanding List objects into their items.
-func decodeNode(file string, offset int, n *yaml.Node) ([]*objects.Object, int, []Error) {
+// emptyDocument reports whether a parsed document holds no node at all: "---" with nothing after it.
+func emptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.Style == 0
+}
+
+// decodeNode decodes one document node, expanding List objects into their items. expanded holds the
+// items of the Lists already expanded: a YAML alias can make a List contain itself, or repeat a List
+// until the document expands to billions of objects, so each List is expanded only once.
+func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]bool) ([]*objects.Object, int, []Error) {
 	if items := listItems(n); items != nil {
+		if expanded[items] {
+			return nil, 0, []Error{{File: file, Line: offset + n.Line, Message: "List repeated through a YAML alias: write its items out instead"}}
+		}
+		expanded[items] = true
 		var (
 			objs    []*objects.Object
 			ignored int
 			errs    []Error
 		)
 		for _, it := range items.Content {
-			o, ig, es := decodeNode(file, offset, it)
+			o, ig, es := decodeNode(file, offset, it, expanded)
 			objs = append(objs, o...)
 			ignored += ig
 			errs = append(errs, es...)
@@ -289,19 +301,15 @@ func listItems(n *yaml.Node) *yaml.Node {
 // binaryLine reports whether data is not text (a NUL byte or invalid UTF-8) and the line where it
 // first stops being text.
 func binaryLine(data []byte) (int, bool) {
-	bad := bytes.IndexByte(data, 0)
-	if bad < 0 && !utf8.Valid(data) {
-		for i := 0; i < len(data); {
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size == 1 {
-				bad = i
-				break
-			}
-			i += size
-		}
-	}
-	if bad < 0 {
+	if bytes.IndexByte(data, 0) < 0 && utf8.Valid(data) {
 		return 0, false
 	}
-	return 1 + bytes.Count(data[:bad], []byte("\n")), true
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == 0 || (r == utf8.RuneError && size == 1) {
+			return 1 + bytes.Count(data[:i], []byte("\n")), true
+		}
+		i += size
+	}
+	return 0, false
 }

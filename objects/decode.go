@@ -44,7 +44,8 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		Metadata   Metadata `yaml:"metadata"`
 	}
 	if err := root.Decode(&head); err != nil {
-		return Decoded{}, &DecodeError{Line: line(root), Message: shiftLines(err, lineOffset)}
+		msg := shiftLines(err, lineOffset)
+		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: msg}
 	}
 	apiVersion, okA := head.APIVersion.(string)
 	kind, okK := head.Kind.(string)
@@ -66,6 +67,9 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		JSON:        root.Style&yaml.FlowStyle != 0,
 	}
 	group, version := o.Group(), o.Version()
+	if group == "" && IsKarpenterGroup(apiVersion) {
+		group = apiVersion // "karpenter.sh" without a version: an unknown Karpenter kind, not a core one
+	}
 	k, _ := MapEntry(root, "kind")
 	if group == GroupKarpenter || group == GroupKarpenterAWS {
 		if msg := unsupportedKarpenterKind(group, version, kind); msg != "" {
@@ -92,13 +96,19 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	}
 	if err := root.Decode(view); err != nil {
 		msg := shiftLines(err, lineOffset)
-		at := line(root)
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			at, _ = strconv.Atoi(m[1])
-		}
-		return Decoded{}, &DecodeError{Line: at, Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
+		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
 	}
 	return Decoded{Object: o}, nil
+}
+
+// errorLine returns the file line of the first "line N:" of a shifted yaml.v3 error, else fallback.
+func errorLine(msg string, fallback int) int {
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n
+		}
+	}
+	return fallback
 }
 
 // unsupportedKarpenterKind explains Karpenter kinds and versions that no longer exist; "" when the kind is
@@ -121,8 +131,8 @@ func unsupportedKarpenterKind(group, version, kind string) string {
 		}
 	}
 	known := "karpenter.sh/v1 NodePool or NodeClaim, karpenter.k8s.aws/v1 EC2NodeClass"
-	return fmt.Sprintf("unknown Karpenter kind %s/%s %s: expected %s (check the spelling of apiVersion and kind)",
-		group, version, kind, known)
+	return fmt.Sprintf("unknown Karpenter kind %s %s: expected %s (check the spelling of apiVersion and kind)",
+		strings.TrimSuffix(group+"/"+version, "/"), kind, known)
 }
 
 // IsKarpenterGroup reports whether an apiVersion belongs to one of Karpenter's API groups.

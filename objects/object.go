@@ -171,6 +171,7 @@ func Path(elems ...any) string {
 
 var (
 	yamlLineRE  = regexp.MustCompile(`line (\d+):`)
+	definedAtRE = regexp.MustCompile(`already defined at line (\d+)`)
 	unmarshalRE = regexp.MustCompile("cannot unmarshal !!(\\w+) (`[^`]*`|)\\s*into (\\S+)")
 	yamlKinds   = map[string]string{"str": "the string", "int": "the number", "float": "the number", "bool": "the boolean",
 		"map": "a mapping", "seq": "a list", "null": "null", "timestamp": "the timestamp"}
@@ -201,6 +202,10 @@ func shiftLines(err error, offset int) string {
 	msg = yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
 		n, _ := strconv.Atoi(yamlLineRE.FindStringSubmatch(s)[1])
 		return fmt.Sprintf("line %d:", n+offset)
+	})
+	msg = definedAtRE.ReplaceAllStringFunc(msg, func(s string) string {
+		n, _ := strconv.Atoi(definedAtRE.FindStringSubmatch(s)[1])
+		return fmt.Sprintf("already defined at line %d", n+offset)
 	})
 	msg = unmarshalRE.ReplaceAllStringFunc(msg, func(s string) string {
 		m := unmarshalRE.FindStringSubmatch(s)
