@@ -60,6 +60,30 @@ func (p Problem) String() string {
 
 var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// prefixBudget is how many bytes syntaxErrorLine re-parses beyond twice the value: re-parsing every
+// prefix grows with the square of the value, so the budget keeps the work linear.
+const prefixBudget = 1 << 20
+
+// syntaxErrorLine returns the 1-based line of an invalid value where YAML stops making sense: the line
+// after the longest run of leading lines that still parses. The "line N" of yaml's error names the start
+// of the enclosing construct, is often a line early (more after a leading ---) and is missing for errors
+// on the first line, so it is only the fallback when the value is too large to re-parse.
+func syntaxErrorLine(value string, fallback int) int {
+	lines := strings.SplitAfter(value, "\n")
+	size, budget := len(value), prefixBudget+2*len(value)
+	for k := len(lines) - 1; k >= 1; k-- {
+		size -= len(lines[k])
+		if budget -= size; budget < 0 {
+			return fallback
+		}
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(value[:size]), &n) == nil {
+			return k + 1
+		}
+	}
+	return 1
+}
+
 // Parse reads the aws-auth data. Entries that parse are returned even when others do not; any problem
 // means EKS would reject the whole ConfigMap, so callers treat a non-empty problem list as "malformed".
 func Parse(data map[string]string) (Config, []Problem) {
@@ -91,7 +115,7 @@ func Parse(data map[string]string) (Config, []Problem) {
 		items, ps := sequence(KeyMapAccounts, v)
 		problems = append(problems, ps...)
 		for _, it := range items {
-			if it.Kind != yaml.ScalarNode || it.Value == "" {
+			if it.Kind != yaml.ScalarNode || it.Value == "" || it.Tag == "!!null" {
 				problems = append(problems, Problem{Key: KeyMapAccounts, Line: it.Line, Message: "entry must be an AWS account id"})
 				continue
 			}
@@ -115,7 +139,7 @@ func sequence(key, value string) ([]*yaml.Node, []Problem) {
 		} else {
 			msg = strings.TrimPrefix(msg, "yaml: ")
 		}
-		return nil, []Problem{{Key: key, Line: line, Message: "not valid YAML: " + msg}}
+		return nil, []Problem{{Key: key, Line: syntaxErrorLine(value, line), Message: "not valid YAML: " + msg}}
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
@@ -151,6 +175,9 @@ func mapping(key string, n *yaml.Node, arnKey string) (*entry, []Problem) {
 			if v.Kind != yaml.ScalarNode {
 				problems = append(problems, Problem{Key: key, Line: v.Line, Message: k.Value + " must be a string"})
 				continue
+			}
+			if v.Tag == "!!null" {
+				continue // `username: ~` or `rolearn: null` is no value: reported as missing below
 			}
 			if k.Value == "username" {
 				e.username = v.Value

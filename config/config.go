@@ -141,6 +141,7 @@ func LoadFile(path string, knownRules []string) (*Config, error) {
 // Parse decodes and validates a configuration document over the defaults.
 func Parse(data []byte, knownRules []string) (*Config, error) {
 	c := Default()
+	c.APIVersion, c.Kind = "", "" // the file must say what it is; only Default() fills them in
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
@@ -149,8 +150,15 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 		}
 		return nil, errors.New(cleanYAMLError(err))
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil && emptyDocument(&extra) {
+			continue // a trailing --- holds no second document
+		}
 		return nil, errors.New("more than one document: a configuration file holds exactly one GuardConfig")
 	}
 	var problems []string
@@ -202,6 +210,24 @@ func validOwner(o string) bool {
 	return o == "amazon" || o == "self" || o == "aws-marketplace" || accountRE.MatchString(o)
 }
 
+// emptyDocument reports whether a decoded YAML document holds nothing (only "---" or comments).
+func emptyDocument(n *yaml.Node) bool {
+	return len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null")
+}
+
+// typeNames replaces the Go types in yaml's "cannot unmarshal" errors with what the file should hold.
+var typeNames = strings.NewReplacer(
+	"into config.Config", "into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners and aws",
+	"into config.Mode", "into mode: expected enforce, warn or dry-run",
+	"into map[string]config.Action", "into rules: expected a mapping of rule ID to deny, warn, audit or off",
+	"into config.Action", "into a rule action: expected deny, warn, audit or off",
+	"into config.AMIOwners", "into amiOwners: expected a mapping with allowed and defaultOwner",
+	"into []string", "into amiOwners.allowed: expected a list of account ids or aliases",
+	"into config.AWS", "into aws: expected a mapping with timeout, cacheTTL, negativeCacheTTL and onError",
+	"into config.OnError", "into aws.onError: expected warn, deny or allow",
+	"into string", "into a text field: expected a string",
+)
+
 func cleanYAMLError(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
 	msg = strings.TrimPrefix(msg, "yaml: ")
@@ -214,6 +240,7 @@ func cleanYAMLError(err error) string {
 		l = strings.Replace(l, "not found in type config.Config", "is not a GuardConfig key", 1)
 		l = strings.Replace(l, "not found in type config.AWS", "is not a key of aws", 1)
 		l = strings.Replace(l, "not found in type config.AMIOwners", "is not a key of amiOwners", 1)
+		l = typeNames.Replace(l)
 		out = append(out, l)
 	}
 	return strings.Join(out, "; ")

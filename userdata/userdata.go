@@ -6,6 +6,8 @@ package userdata
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -83,7 +85,11 @@ func Parse(family, text string) (UserData, error) {
 			}
 			for _, p := range parts {
 				if p.Kind == KindNodeConfig {
-					if err := checkNodeConfig(p.Body); err != nil {
+					body, err := nodeConfigPartText(p.Body)
+					if err != nil {
+						return UserData{}, err
+					}
+					if err := checkNodeConfig(body); err != nil {
 						return UserData{}, err
 					}
 				}
@@ -103,9 +109,11 @@ func Parse(family, text string) (UserData, error) {
 	}
 }
 
+// looksLikeMIME reports whether Karpenter would read userData as MIME: it starts, after white space,
+// with a MIME-Version or Content-Type header.
 func looksLikeMIME(text string) bool {
 	t := strings.TrimLeft(text, " \t\r\n")
-	return hasPrefixFold(t, "MIME-Version:") || hasPrefixFold(t, "Content-Type: multipart/")
+	return hasPrefixFold(t, "MIME-Version:") || hasPrefixFold(t, "Content-Type:")
 }
 
 func hasPrefixFold(s, prefix string) bool {
@@ -123,19 +131,25 @@ func looksLikeNodeConfig(text string) bool {
 }
 
 func parseMIME(text string) ([]Part, error) {
+	if strings.TrimLeft(text, " \t\r\n") != text {
+		return nil, errors.New("userData MIME headers must start on the first line: Karpenter reads the blank lines or spaces before them as an empty header")
+	}
 	// net/mail wants CRLF or LF headers followed by a blank line; userData written in YAML block scalars
 	// uses LF, which it accepts.
 	msg, err := mail.ReadMessage(strings.NewReader(text))
 	if err != nil {
-		return nil, fmt.Errorf("userData looks like MIME but its headers cannot be read: %v", err)
+		return nil, fmt.Errorf("userData looks like MIME but its headers cannot be read: %s", oneLine(err.Error()))
+	}
+	if msg.Header.Get("Content-Type") == "" {
+		return nil, errors.New("userData looks like MIME but has no Content-Type header; expected e.g. Content-Type: multipart/mixed; boundary=\"BOUNDARY\"")
 	}
 	mediaType, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %v", err)
+		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %s", oneLine(err.Error()))
 	}
 	if !strings.HasPrefix(mediaType, "multipart/") {
-		body, _ := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
-		return []Part{classify(mediaType, string(body))}, nil
+		// Karpenter merges its own parts into custom MIME userData and rejects a single-part document.
+		return nil, fmt.Errorf("userData MIME Content-Type is %s, but Karpenter accepts only multipart MIME userData; expected Content-Type: multipart/mixed; boundary=\"BOUNDARY\"", mediaType)
 	}
 	boundary := params["boundary"]
 	if boundary == "" {
@@ -143,7 +157,7 @@ func parseMIME(text string) ([]Part, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("userData MIME body cannot be read: %v", err)
+		return nil, fmt.Errorf("userData MIME body cannot be read: %s", oneLine(err.Error()))
 	}
 	if !bytes.Contains(body, []byte("--"+boundary)) {
 		return nil, fmt.Errorf("userData MIME body never uses its boundary %q", boundary)
@@ -159,17 +173,17 @@ func parseMIME(text string) ([]Part, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("userData MIME part %d cannot be read: %v", len(parts)+1, err)
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, oneLine(err.Error()))
 		}
 		b, err := io.ReadAll(io.LimitReader(p, 1<<20))
 		if err != nil {
-			return nil, fmt.Errorf("userData MIME part %d cannot be read: %v", len(parts)+1, err)
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, oneLine(err.Error()))
 		}
 		ct := p.Header.Get("Content-Type")
 		mt := "text/plain"
 		if ct != "" {
 			if mt, _, err = mime.ParseMediaType(ct); err != nil {
-				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %v", len(parts)+1, ct, err)
+				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %s", len(parts)+1, ct, oneLine(err.Error()))
 			}
 		}
 		parts = append(parts, classify(mt, string(b)))
@@ -195,24 +209,48 @@ func classify(mediaType, body string) Part {
 	return Part{ContentType: mediaType, Kind: k, Body: body}
 }
 
+// nodeConfigPartText returns the text nodeadm reads from a NodeConfig MIME part: like nodeadm, it
+// base64-decodes a body that is valid base64, then decompresses gzip data.
+func nodeConfigPartText(body string) (string, error) {
+	b := []byte(body)
+	if d, err := base64.StdEncoding.DecodeString(body); err == nil {
+		b = d
+	}
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err == nil {
+			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
+		}
+		if err != nil {
+			return "", fmt.Errorf("NodeConfig in userData is gzip data that cannot be decompressed: %s", oneLine(err.Error()))
+		}
+	}
+	return string(b), nil
+}
+
 // checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
-// apiVersion and kind and parses as YAML.
+// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped.
 func checkNodeConfig(text string) error {
 	dec := yaml.NewDecoder(strings.NewReader(text))
-	for i := 1; ; i++ {
-		var doc struct {
-			APIVersion string `yaml:"apiVersion"`
-			Kind       string `yaml:"kind"`
-		}
-		err := dec.Decode(&doc)
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("NodeConfig in userData is not valid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 		}
-		if doc.APIVersion == "" && doc.Kind == "" {
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue
+		}
+		root := n.Content[0]
+		var doc struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+		}
+		if root.Kind != yaml.MappingNode || root.Decode(&doc) != nil {
+			return fmt.Errorf("NodeConfig in userData (line %d) is not a YAML mapping with string apiVersion and kind; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", root.Line)
 		}
 		if doc.APIVersion != "node.eks.aws/v1alpha1" || doc.Kind != "NodeConfig" {
 			return fmt.Errorf("NodeConfig in userData has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", doc.APIVersion, doc.Kind)
