@@ -1,8 +1,14 @@
-// Package facts names what the rules may know about the cluster and the AWS account, and defines how a
-// rule asks whether it knows it. Rules never call AWS or Kubernetes; they ask a Provider.
+// Package facts is what the rules may know about the cluster and the AWS account: one small Provider
+// interface whose methods answer the questions the rules ask, and the types of the answers. Rules
+// never call AWS or Kubernetes; they ask a Provider. Three providers give the same answers for the same
+// world: live (AWS SDK and Kubernetes), snapshot (a ClusterFacts document) and none.
 package facts
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // Fact names one section of knowledge, as written in the rule catalog and the ClusterFacts snapshot.
 type Fact string
@@ -24,15 +30,47 @@ const (
 	ClusterNodeClasses Fact = "cluster.ec2NodeClasses"
 )
 
-// Provider answers the rules' questions. Every answer distinguishes "known" from "unknown, because …".
-type Provider interface {
-	// Unknown returns "" when the fact is known, else a short reason it is not ("no facts",
-	// "snapshot has no images section", "AWS timeout").
-	Unknown(ctx context.Context, f Fact) string
+// UnknownError is the answer "unknown, because …": the fact could not be had. Rules that meet it are
+// reported as not evaluated with Reason, never as passed.
+type UnknownError struct {
+	Fact   Fact
+	Reason string
 }
 
-// None is the provider with no facts at all: every rule that needs one is reported as not evaluated.
-type None struct{}
+func (e *UnknownError) Error() string { return fmt.Sprintf("%s: %s", e.Reason, e.Fact) }
 
-// Unknown implements Provider.
-func (None) Unknown(context.Context, Fact) string { return "no facts" }
+// Unknown returns an UnknownError.
+func Unknown(f Fact, reason string) error { return &UnknownError{Fact: f, Reason: reason} }
+
+// IsUnknown reports whether err says a fact is unknown.
+func IsUnknown(err error) bool {
+	var u *UnknownError
+	return errors.As(err, &u)
+}
+
+// Provider answers the rules' questions. A method returns an *UnknownError when the fact is unknown
+// (section absent, AWS unreachable, no permission); a nil pointer or empty list with a nil error is a
+// known "does not exist" or "matches nothing".
+type Provider interface {
+	// Known returns nil when the fact can be asked at all, else an *UnknownError. The engine uses it to
+	// report rules as not evaluated before running them.
+	Known(ctx context.Context, f Fact) error
+	// Cluster returns the cluster's identity, version, authentication mode and VPC.
+	Cluster(ctx context.Context) (*Cluster, error)
+	// AccessEntries returns every access entry of the cluster.
+	AccessEntries(ctx context.Context) ([]AccessEntry, error)
+	// AWSAuth returns the data of kube-system/aws-auth; nil when the ConfigMap does not exist.
+	AWSAuth(ctx context.Context) (map[string]string, error)
+	// Role returns the IAM role of that name, or nil when none exists.
+	Role(ctx context.Context, name string) (*Role, error)
+	// InstanceProfile returns the instance profile of that name, or nil when none exists.
+	InstanceProfile(ctx context.Context, name string) (*InstanceProfile, error)
+	// Images returns the available images an AMI selector term (not an alias) selects.
+	Images(ctx context.Context, term ImageTerm) ([]Image, error)
+	// SSMParameter returns the value of a parameter, with false when it does not exist.
+	SSMParameter(ctx context.Context, name string) (string, bool, error)
+	// Subnets returns the subnets a selector term selects.
+	Subnets(ctx context.Context, term SelectorTerm) ([]Subnet, error)
+	// SecurityGroups returns the security groups a selector term selects.
+	SecurityGroups(ctx context.Context, term SelectorTerm) ([]SecurityGroup, error)
+}

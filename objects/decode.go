@@ -76,6 +76,10 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 			return Decoded{}, &DecodeError{Line: line(k), Message: msg}
 		}
 	}
+	if apiVersion == FactsAPIVersion && kind == KindClusterFacts {
+		// A facts snapshot in the input: the caller decodes it strictly (package facts).
+		return Decoded{Object: o}, nil
+	}
 	var view any
 	switch {
 	case group == GroupKarpenterAWS && kind == KindEC2NodeClass:

@@ -18,6 +18,10 @@ const (
 	KindNodePool     = "NodePool"
 	KindConfigMap    = "ConfigMap"
 
+	// KindClusterFacts is a karpenter-guard facts snapshot given in the input.
+	KindClusterFacts = "ClusterFacts"
+	FactsAPIVersion  = "karpenter-guard.io/v1alpha1"
+
 	AWSAuthName      = "aws-auth"
 	AWSAuthNamespace = "kube-system"
 )
@@ -61,7 +65,7 @@ type Object struct {
 	// JSON is true when the source document was JSON (flow style) rather than block YAML.
 	JSON bool
 
-	// Exactly one of the views is set, by Kind.
+	// Exactly one of the views is set, by Kind; none for a ClusterFacts document.
 	NodeClass *EC2NodeClass
 	NodePool  *NodePool
 	AWSAuth   *ConfigMap

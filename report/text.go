@@ -116,7 +116,7 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			}
 		}
 		sort.Strings(ids)
-		p.printf("%s\n  %s\n\n", p.paint(bold, "Not evaluated, for want of cluster or AWS facts:"), strings.Join(ids, ", "))
+		p.printf("%s\n  %s\n\n", p.paint(bold, "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE):"), strings.Join(ids, ", "))
 	}
 	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 {
 		p.printf("%s\n", r.summaryLine())

@@ -4,7 +4,6 @@
 package userdata
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
@@ -283,10 +282,15 @@ func (u UserData) BootstrapCalls() []Command {
 		if p.Kind != KindShell {
 			continue
 		}
-		sc := bufio.NewScanner(strings.NewReader(p.Body))
-		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
+		if !strings.Contains(p.Body, "bootstrap.sh") && !strings.Contains(p.Body, "nodeadm") {
+			continue // the common case: nothing to find, no line scan
+		}
+		n := 0
+		for rest := p.Body; rest != ""; {
+			var line string
+			line, rest, _ = strings.Cut(rest, "\n")
+			n++
+			line = strings.TrimSpace(line)
 			if strings.HasPrefix(line, "#") {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -39,7 +40,8 @@ var amiSelectorMissingOwner = &Rule{
 		"image in your account whose name happens to match a public EKS AMI pattern is picked silently " +
 		"(an old test image, a copied base image). The fix adds the owner: `amazon` for the EKS-optimized " +
 		"name patterns, else amiOwners.defaultOwner from the configuration; with no default it is reported, " +
-		"never guessed.",
+		"never guessed. With image facts, the fix adds the one owner the term resolves to, and reports " +
+		"instead when the term resolves to images of several owners.",
 	Check: func(c *Context, o *objects.Object) []Finding {
 		var out []Finding
 		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
@@ -51,8 +53,18 @@ var amiSelectorMissingOwner = &Rule{
 				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
 				Message: fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name),
 			}
-			owner := ""
+			owner, several := c.resolvedOwner(t)
 			switch {
+			case len(several) > 0:
+				var choices []string
+				for _, img := range several {
+					choices = appendUnique(choices, "owner: "+img.Owner())
+				}
+				f.Message += "; it resolves to images of several owners: " + describeImages(several)
+				f.Fix = "add " + strings.Join(choices, " or ") + ", whichever publishes the image you mean (never guessed between several)"
+				out = append(out, f)
+				continue
+			case owner != "":
 			case isEKSOptimizedName(t.Name):
 				owner = "amazon"
 			case c.Config.AMIOwners.DefaultOwner != "":
@@ -68,6 +80,27 @@ var amiSelectorMissingOwner = &Rule{
 		}
 		return out
 	},
+}
+
+// resolvedOwner returns the single owner of the images a name term resolves to ("amazon" for AWS, else
+// the account id), or, when they have several owners, the images in several. Both are empty when
+// images are unknown or none match: the static fix applies then.
+func (c *Context) resolvedOwner(t objects.AMISelectorTerm) (owner string, several []facts.Image) {
+	if c.Facts.Known(c, facts.Images) != nil {
+		return "", nil
+	}
+	imgs, _, err := c.resolveTerm(objects.AMISelectorTerm{Name: t.Name, Tags: t.Tags})
+	if err != nil || len(imgs) == 0 {
+		return "", nil
+	}
+	var owners []string
+	for _, img := range imgs {
+		owners = appendUnique(owners, img.Owner())
+	}
+	if len(owners) > 1 {
+		return "", imgs
+	}
+	return owners[0], nil
 }
 
 // ownerScalar renders an owner, quoting account ids so YAML keeps them strings.

@@ -84,3 +84,27 @@ func fixFor(p awsauth.Problem) string {
 	}
 	return "mapAccounts is a list of 12-digit account ids"
 }
+
+// InputAWSAuth returns the data of the first aws-auth ConfigMap among objs, whether EKS would find it
+// malformed, and whether there was one. The CLI lets it stand in for a snapshot without awsAuth.
+func InputAWSAuth(objs []*objects.Object) (data map[string]string, malformed, found bool) {
+	for _, o := range objs {
+		if o.AWSAuth == nil {
+			continue
+		}
+		data = map[string]string{}
+		for k, v := range o.AWSAuth.Data {
+			str, ok := v.(string)
+			if !ok && v != nil {
+				malformed = true
+				continue
+			}
+			data[k] = str
+		}
+		if _, problems := awsauth.Parse(data); len(problems) > 0 {
+			malformed = true
+		}
+		return data, malformed, true
+	}
+	return nil, false, false
+}

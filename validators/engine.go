@@ -1,6 +1,8 @@
 package validators
 
 import (
+	"errors"
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"sort"
 	"strings"
 
@@ -32,6 +34,10 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	c.missing = map[*Rule]string{}
 	c.userData = map[*objects.Object]parsedUserData{}
 	c.nodeClasses = nil
+	c.auth = map[*objects.Object]authResult{}
+	c.terms = map[string]termResult{}
+	c.selections = map[string]selection{}
+	c.awsAuth = map[string]awsauth.Config{}
 	var res Result
 	for _, o := range objs {
 		kind := kindOf(o)
@@ -63,7 +69,12 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build"})
 				continue
 			}
-			for _, f := range r.Check(c, o) {
+			c.gaveUp = nil
+			findings := r.Check(c, o)
+			if c.gaveUp != nil {
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error()})
+			}
+			for _, f := range findings {
 				f.Rule = r.ID
 				f.Action = action
 				f.Object = o.Ref()
@@ -76,8 +87,14 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 			}
 		}
 	}
-	sort.SliceStable(res.Findings, func(i, j int) bool {
-		a, b := res.Findings[i], res.Findings[j]
+	SortFindings(res.Findings)
+	return res
+}
+
+// SortFindings orders findings by file, object, line and rule: the order people read them in.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
 		if a.Object.File != b.Object.File {
 			return a.Object.File < b.Object.File
 		}
@@ -89,7 +106,6 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		}
 		return a.Rule < b.Rule
 	})
-	return res
 }
 
 // missingFacts names the facts a rule needs that the provider does not know, as "reason: fact, fact".
@@ -106,7 +122,10 @@ func missingFacts(c *Context, r *Rule) string {
 	for _, f := range r.Needs {
 		why, ok := c.unknown[f]
 		if !ok {
-			why = c.Facts.Unknown(c, f)
+			why = ""
+			if err := c.Facts.Known(c, f); err != nil {
+				why = reason(err)
+			}
 			c.unknown[f] = why
 		}
 		if why != "" {
@@ -123,6 +142,15 @@ func missingFacts(c *Context, r *Rule) string {
 	m := strings.Join(parts, "; ")
 	c.missing[r] = m
 	return m
+}
+
+// reason renders why a fact is unknown ("no facts", "not in the facts snapshot", "AWS timeout").
+func reason(err error) string {
+	var u *facts.UnknownError
+	if errors.As(err, &u) {
+		return u.Reason
+	}
+	return err.Error()
 }
 
 // Counts tallies findings by action.

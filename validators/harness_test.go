@@ -21,10 +21,15 @@ var update = flag.Bool("update", false, "rewrite golden files and the README rul
 // ruleCase is one input for one rule: the manifests (one file, any number of documents), an optional
 // GuardConfig, and how many findings of the rule it must produce.
 type ruleCase struct {
-	name  string
-	in    string
-	cfg   string
+	name string
+	in   string
+	cfg  string
+	// facts is a ClusterFacts snapshot; empty means no facts. An aws-auth ConfigMap in `in` fills its
+	// awsAuth as the CLI does.
+	facts string
 	fires int
+	// notEvaluated, when set, expects the rule to be reported as not evaluated with a reason containing it.
+	notEvaluated string
 }
 
 // testRule runs the cases of one rule against the whole catalog (so rules interact as they do for
@@ -32,6 +37,13 @@ type ruleCase struct {
 // fix and field in testdata/<rule>.golden; for fixable findings, the fixed file (also in the golden),
 // that the rule no longer fires on it, and that a second fix changes nothing.
 func testRule(t *testing.T, ruleID string, cases []ruleCase) {
+	t.Helper()
+	testRuleNamed(t, ruleID, ruleID, cases)
+}
+
+// testRuleNamed is testRule with its golden file named testdata/<goldenName>.golden, for a second table of
+// the same rule (the rule's own golden keeps its first table).
+func testRuleNamed(t *testing.T, ruleID, goldenName string, cases []ruleCase) {
 	t.Helper()
 	cat := validators.Default()
 	rule := cat.Rule(ruleID)
@@ -51,8 +63,38 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 			}
 			file := tc.name + ".yaml"
 			set := readString(t, file, tc.in)
-			eval := evaluator(cat, cfg, ruleID)
-			got := eval(set).Findings
+			var provider facts.Provider = facts.None{}
+			if tc.facts != "" {
+				cf, err := facts.DecodeSnapshotFile([]byte(tc.facts))
+				if err != nil {
+					t.Fatalf("facts: %v", err)
+				}
+				snap := facts.NewSnapshot(cf)
+				if data, malformed, ok := validators.InputAWSAuth(set.Objects); ok {
+					snap = snap.WithAWSAuth(data, malformed)
+				}
+				provider = snap
+			}
+			eval := evaluator(cat, cfg, provider, ruleID)
+			res := eval(set)
+			got := res.Findings
+			if tc.notEvaluated != "" {
+				found := false
+				for _, n := range res.NotEvaluated {
+					if n.Rule == ruleID && strings.Contains(n.Reason, tc.notEvaluated) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("%s not reported as not evaluated (%q): %+v", ruleID, tc.notEvaluated, res.NotEvaluated)
+				}
+			} else {
+				for _, n := range res.NotEvaluated {
+					if n.Rule == ruleID {
+						t.Errorf("%s unexpectedly not evaluated: %s", ruleID, n.Reason)
+					}
+				}
+			}
 			if len(got) != tc.fires {
 				t.Fatalf("%s fired %d times, want %d:\n%s", ruleID, len(got), tc.fires, render(got))
 			}
@@ -93,7 +135,7 @@ func testRule(t *testing.T, ruleID string, cases []ruleCase) {
 			}
 		})
 	}
-	golden.Compare(t, filepath.Join("testdata", ruleID+".golden"), out.String(), *update)
+	golden.Compare(t, filepath.Join("testdata", goldenName+".golden"), out.String(), *update)
 }
 
 func readString(t *testing.T, file, in string) *manifest.Set {
@@ -106,10 +148,10 @@ func readString(t *testing.T, file, in string) *manifest.Set {
 	return set
 }
 
-// evaluator evaluates a set with no facts, in the CLI's scope, keeping only one rule's findings.
-func evaluator(cat *validators.Catalog, cfg *config.Config, ruleID string) fix.Evaluator {
+// evaluator evaluates a set with the given facts, in the CLI's scope, keeping only one rule's findings.
+func evaluator(cat *validators.Catalog, cfg *config.Config, p facts.Provider, ruleID string) fix.Evaluator {
 	return func(s *manifest.Set) validators.Result {
-		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: facts.None{}, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
 		var keep []validators.Finding
 		for _, f := range res.Findings {
 			if f.Rule == ruleID {

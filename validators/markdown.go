@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Markdown renders the catalog as the README's rule table. sources maps rule IDs to the file that
+// Markdown renders the catalog as the README's rule table. Facts in parentheses are read only in some
+// cases (MayNeed). sources maps rule IDs to the file that
 // declares them; when given, the table links each rule to its file.
 func (c *Catalog) Markdown(sources map[string]string) string {
 	var b strings.Builder
@@ -18,6 +19,9 @@ func (c *Catalog) Markdown(sources map[string]string) string {
 		var needs []string
 		for _, n := range r.Needs {
 			needs = append(needs, string(n))
+		}
+		for _, m := range r.MayNeed {
+			needs = append(needs, "("+string(m)+")")
 		}
 		n := strings.Join(needs, ", ")
 		if n == "" {

@@ -1,8 +1,13 @@
 package validators
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
 // This file holds the subnet and security-group rules; they need EC2 facts.
@@ -14,6 +19,21 @@ var subnetSelectorNoMatch = &Rule{
 	Needs:         []facts.Fact{facts.Subnets},
 	Summary:       "the subnet selector matches no subnet",
 	Doc:           "With no subnet to launch into, the EC2NodeClass never becomes ready and no node launches.",
+	Check: func(c *Context, o *objects.Object) []Finding {
+		subnets, err := c.selectedSubnets(o)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		if len(subnets) > 0 || len(o.NodeClass.Spec.SubnetSelectorTerms) == 0 {
+			return nil
+		}
+		return []Finding{{
+			Field:   "spec.subnetSelectorTerms",
+			Line:    lineAt(o, "spec", "subnetSelectorTerms"),
+			Message: fmt.Sprintf("subnetSelectorTerms (%s) match no subnet, so no node can launch", describeSelector(o.NodeClass.Spec.SubnetSelectorTerms)),
+			Fix:     c.listInVPC("subnets", "describe-subnets", "tag the cluster's private subnets with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
+		}}
+	},
 }
 
 var securityGroupSelectorNoMatch = &Rule{
@@ -23,6 +43,21 @@ var securityGroupSelectorNoMatch = &Rule{
 	Needs:         []facts.Fact{facts.SecurityGroups},
 	Summary:       "the security-group selector matches no group",
 	Doc:           "With no security group, the EC2NodeClass never becomes ready and no node launches.",
+	Check: func(c *Context, o *objects.Object) []Finding {
+		groups, err := c.selectedGroups(o)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		if len(groups) > 0 || len(o.NodeClass.Spec.SecurityGroupSelectorTerms) == 0 {
+			return nil
+		}
+		return []Finding{{
+			Field:   "spec.securityGroupSelectorTerms",
+			Line:    lineAt(o, "spec", "securityGroupSelectorTerms"),
+			Message: fmt.Sprintf("securityGroupSelectorTerms (%s) match no security group, so no node can launch", describeSelector(o.NodeClass.Spec.SecurityGroupSelectorTerms)),
+			Fix:     c.listInVPC("security groups", "describe-security-groups", "tag the node security group with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
+		}}
+	},
 }
 
 var selectorVPCMismatch = &Rule{
@@ -33,6 +68,44 @@ var selectorVPCMismatch = &Rule{
 	Summary:       "a selected subnet or group is outside the cluster's VPC",
 	Doc: "Instances in another VPC cannot reach the cluster endpoint, and security groups of another VPC " +
 		"cannot be attached at all: launches fail or nodes never join.",
+	Check: func(c *Context, o *objects.Object) []Finding {
+		cl, err := c.Facts.Cluster(c)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		subnets, err := c.selectedSubnets(o)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		groups, err := c.selectedGroups(o)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		var out []Finding
+		var bad []string
+		for _, s := range subnets {
+			if s.VPCID != cl.VPCID {
+				bad = append(bad, fmt.Sprintf("%s (%s)", s.ID, s.VPCID))
+			}
+		}
+		if len(bad) > 0 {
+			out = append(out, Finding{Field: "spec.subnetSelectorTerms", Line: lineAt(o, "spec", "subnetSelectorTerms"),
+				Message: fmt.Sprintf("selected subnets are outside cluster %s's VPC %s: %s", cl.Name, cl.VPCID, strings.Join(bad, ", ")),
+				Fix:     "narrow the terms to subnets of " + cl.VPCID})
+		}
+		bad = nil
+		for _, g := range groups {
+			if g.VPCID != cl.VPCID {
+				bad = append(bad, fmt.Sprintf("%s %s (%s)", g.ID, g.Name, g.VPCID))
+			}
+		}
+		if len(bad) > 0 {
+			out = append(out, Finding{Field: "spec.securityGroupSelectorTerms", Line: lineAt(o, "spec", "securityGroupSelectorTerms"),
+				Message: fmt.Sprintf("selected security groups are outside cluster %s's VPC %s: %s", cl.Name, cl.VPCID, strings.Join(bad, ", ")),
+				Fix:     "narrow the terms to groups of " + cl.VPCID})
+		}
+		return out
+	},
 }
 
 var subnetPublic = &Rule{
@@ -44,4 +117,140 @@ var subnetPublic = &Rule{
 	Doc: "A public subnet (a route to an internet gateway) tagged for discovery is a classic cause of " +
 		"\"instance up, node never registers\": nodes without a public IP there reach neither the internet " +
 		"nor a private endpoint. Select private subnets, or set associatePublicIPAddress deliberately.",
+	Check: func(c *Context, o *objects.Object) []Finding {
+		if o.NodeClass.Spec.AssociatePublicIPAddress != nil {
+			return nil
+		}
+		subnets, err := c.selectedSubnets(o)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		var pub []string
+		for _, s := range subnets {
+			if !s.Public {
+				continue
+			}
+			ip := "instances get no public IP there (mapPublicIpOnLaunch false), so they reach neither the internet nor a private endpoint"
+			if s.MapPublicIPOnLaunch {
+				ip = "instances get a public IP there (mapPublicIpOnLaunch true)"
+			}
+			name := s.Tags["Name"]
+			if name != "" {
+				name = " " + name
+			}
+			pub = append(pub, fmt.Sprintf("%s%s (%s) routes to an internet gateway and %s", s.ID, name, s.AvailabilityZone, ip))
+		}
+		if len(pub) == 0 {
+			return nil
+		}
+		return []Finding{{
+			Field:   "spec.subnetSelectorTerms",
+			Line:    lineAt(o, "spec", "subnetSelectorTerms"),
+			Message: "the selector picks public subnets: " + strings.Join(pub, "; "),
+			Fix:     "remove the discovery tag from the public subnets (or narrow the terms to private ones), or set associatePublicIPAddress deliberately",
+		}}
+	},
+}
+
+// selection is a memoised answer for one subnet or security-group term: many EC2NodeClasses share
+// their selectors, and three rules read them.
+type selection struct {
+	subnets []facts.Subnet
+	groups  []facts.SecurityGroup
+	err     error
+}
+
+// selectedSubnets returns the subnets the class selects (terms ORed, without duplicates).
+func (c *Context) selectedSubnets(o *objects.Object) ([]facts.Subnet, error) {
+	seen := map[string]bool{}
+	var out []facts.Subnet
+	for _, t := range o.NodeClass.Spec.SubnetSelectorTerms {
+		key := fmt.Sprintf("subnet %+v", t)
+		r, ok := c.selections[key]
+		if !ok {
+			r.subnets, r.err = c.Facts.Subnets(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
+			if c.selections != nil {
+				c.selections[key] = r
+			}
+		}
+		got, err := r.subnets, r.err
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range got {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// selectedGroups returns the security groups the class selects.
+func (c *Context) selectedGroups(o *objects.Object) ([]facts.SecurityGroup, error) {
+	seen := map[string]bool{}
+	var out []facts.SecurityGroup
+	for _, t := range o.NodeClass.Spec.SecurityGroupSelectorTerms {
+		key := fmt.Sprintf("sg %+v", t)
+		r, ok := c.selections[key]
+		if !ok {
+			r.groups, r.err = c.Facts.SecurityGroups(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
+			if c.selections != nil {
+				c.selections[key] = r
+			}
+		}
+		got, err := r.groups, r.err
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if !seen[g.ID] {
+				seen[g.ID] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out, nil
+}
+
+func describeSelector(terms []objects.SelectorTerm) string {
+	var parts []string
+	for _, t := range terms {
+		var p []string
+		if t.ID != "" {
+			p = append(p, "id "+t.ID)
+		}
+		if t.Name != "" {
+			p = append(p, "name "+t.Name)
+		}
+		var ks []string
+		for k, v := range t.Tags {
+			ks = append(ks, k+"="+v)
+		}
+		sort.Strings(ks)
+		if len(ks) > 0 {
+			p = append(p, "tags "+strings.Join(ks, ","))
+		}
+		parts = append(parts, strings.Join(p, " "))
+	}
+	return strings.Join(parts, " | ")
+}
+
+// listInVPC completes a no-match fix (format with one %s for the cluster's name) with the command that
+// lists what exists in the cluster's VPC, when the cluster is known.
+func (c *Context) listInVPC(what, call, format string) string {
+	cl, err := c.Facts.Cluster(c)
+	if err != nil || cl.Name == "" {
+		return fmt.Sprintf(format, "<cluster name>")
+	}
+	fix := fmt.Sprintf(format, cl.Name)
+	if cl.VPCID != "" {
+		region := ""
+		if cl.Region != "" {
+			region = " --region " + cl.Region
+		}
+		fix += fmt.Sprintf("; `aws ec2 %s%s --filters Name=vpc-id,Values=%s` lists the %s of cluster %s's VPC", call, region, cl.VPCID, what, cl.Name)
+	}
+	return fix
 }

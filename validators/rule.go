@@ -3,6 +3,7 @@ package validators
 import (
 	"context"
 	"fmt"
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"sort"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -36,8 +37,12 @@ type Rule struct {
 	// Kinds lists what the rule checks: KindEC2NodeClass, KindNodePool, KindAWSAuth or KindAny.
 	Kinds         []string
 	DefaultAction config.Action
-	// Needs lists the facts the rule reads; when one is unknown the rule is reported as not evaluated.
+	// Needs lists the facts the rule always reads; when one is unknown the rule is reported as not
+	// evaluated without running.
 	Needs []facts.Fact
+	// MayNeed lists facts the rule reads only in some cases (aws-auth only in modes that read it); when
+	// one of those is unknown the rule reports itself as not evaluated while running.
+	MayNeed []facts.Fact
 	// Fixable is true when the rule's findings carry edits that `check --fix` and the mutating webhook apply.
 	Fixable bool
 	Scope   Scope
@@ -67,8 +72,24 @@ type Context struct {
 	unknown  map[facts.Fact]string
 	missing  map[*Rule]string
 	userData map[*objects.Object]parsedUserData
+	auth     map[*objects.Object]authResult
+	terms    map[string]termResult
+	// selections memoises subnet and security-group terms.
+	selections map[string]selection
+	awsAuth    map[string]awsauth.Config
+	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
+	gaveUp error
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
 	nodeClasses map[string]*objects.Object
+}
+
+// unknownFact records that the running rule could not finish because a fact is unknown: the engine
+// reports it as not evaluated. It returns nil so a rule can `return c.unknownFact(err)`.
+func (c *Context) unknownFact(err error) []Finding {
+	if c.gaveUp == nil {
+		c.gaveUp = err
+	}
+	return nil
 }
 
 // NodeClass returns the EC2NodeClass of that name in the input, or nil.

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
-	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/fix"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/report"
@@ -21,6 +20,7 @@ import (
 
 type checkOptions struct {
 	files       []string
+	factsFile   string
 	fix         bool
 	diff        bool
 	maxFileSize int64
@@ -46,6 +46,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
 	f.BoolVar(&o.fix, "fix", false, "rewrite files in place with every safe fix (comments and formatting kept)")
 	f.BoolVar(&o.diff, "diff", false, "print the fixes as a unified diff instead of writing them")
+	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot for every object (default: a ClusterFacts document in the input, per directory)")
 	f.Int64Var(&o.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest input file in bytes")
 	return cmd
 }
@@ -75,10 +76,19 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		}
 		cfg = c
 	}
+	ev := &evaluator{ctx: ctx, cat: cat, cfg: cfg}
+	if o.factsFile != "" {
+		snap, err := loadFactsFile(o.factsFile)
+		if err != nil {
+			return err
+		}
+		ev.factsFile = snap
+	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
 	set := reader.Read(ctx, o.files)
 	eval := func(s *manifest.Set) validators.Result {
-		return cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.None{}, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
+		res, _ := ev.evaluate(s)
+		return res
 	}
 
 	fixed := 0
@@ -123,7 +133,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		}
 	}
 
-	rep := report.New(eval(set), set)
+	res, factsErrs := ev.evaluate(set)
+	set.Errors = append(set.Errors, factsErrs...)
+	rep := report.New(res, set)
 	rep.Summary.Fixed = fixed
 	if err := write(stdout, rep, g, cat); err != nil {
 		return err

@@ -17,6 +17,7 @@ type ruleJSON struct {
 	Kinds         []string `json:"kinds"`
 	DefaultAction string   `json:"defaultAction"`
 	Needs         []string `json:"needs"`
+	MayNeed       []string `json:"mayNeed,omitempty"`
 	Fixable       bool     `json:"fixable"`
 	Scope         string   `json:"scope,omitempty"`
 	Summary       string   `json:"summary"`
@@ -40,7 +41,11 @@ func newRulesCommand(g *globalOptions) *cobra.Command {
 					for _, n := range r.Needs {
 						needs = append(needs, string(n))
 					}
-					rules = append(rules, ruleJSON{ID: r.ID, Kinds: r.Kinds, DefaultAction: string(r.DefaultAction), Needs: needs,
+					var may []string
+					for _, n := range r.MayNeed {
+						may = append(may, string(n))
+					}
+					rules = append(rules, ruleJSON{ID: r.ID, Kinds: r.Kinds, DefaultAction: string(r.DefaultAction), Needs: needs, MayNeed: may,
 						Fixable: r.Fixable, Scope: string(r.Scope), Summary: r.Summary, Doc: r.Doc})
 				}
 				enc := json.NewEncoder(out)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
 )
 
 // NodeClass returns one EC2NodeClass document; i varies names and, every fifth, adds problems.
@@ -117,4 +119,57 @@ func Write(dir string, n, perFile int) error {
 		}
 	}
 	return nil
+}
+
+// Facts returns a realistic snapshot for the corpus's cluster prod-eks: the team roles the corpus's
+// EC2NodeClasses use among others, entries access entries, images images (the pinned AL2023 release and
+// look-alikes), subnets subnets of which half carry the discovery tag.
+func Facts(images, subnets, entries int) *facts.ClusterFacts {
+	const account = "111122223333"
+	cf := &facts.ClusterFacts{
+		APIVersion: facts.SnapshotAPIVersion, Kind: facts.SnapshotKind,
+		Cluster: &facts.Cluster{Name: "prod-eks", Region: "us-east-1", Partition: "aws", AccountID: account,
+			Version: "1.33", AuthenticationMode: facts.ModeAPIAndConfigMap, VPCID: "vpc-0a1b2c3d"},
+	}
+	var roles []facts.Role
+	var acc []facts.AccessEntry
+	for i := 0; i < entries; i++ {
+		name := fmt.Sprintf("KarpenterNodeRole-team-%d", i)
+		arn := "arn:aws:iam::" + account + ":role/" + name
+		roles = append(roles, facts.Role{Name: name, Path: "/", ARN: arn})
+		acc = append(acc, facts.AccessEntry{PrincipalARN: arn, Type: facts.EntryEC2Linux})
+	}
+	roles = append(roles, facts.Role{Name: "AWSServiceRoleForEC2Spot", Path: "/aws-service-role/spot.amazonaws.com/",
+		ARN: "arn:aws:iam::" + account + ":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"})
+	var mapRoles strings.Builder
+	for i := 0; i < 13 && i < entries; i++ {
+		fmt.Fprintf(&mapRoles, "- rolearn: arn:aws:iam::%s:role/KarpenterNodeRole-team-%d\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n", account, i)
+	}
+	auth := map[string]string{"mapRoles": mapRoles.String()}
+	imgs := []facts.Image{
+		{ID: "ami-0al2023x86", Name: "amazon-eks-node-al2023-x86_64-standard-1.33-v20251112", OwnerID: "602401143452", OwnerAlias: "amazon", Architecture: "x86_64", State: "available"},
+		{ID: "ami-0al2023arm", Name: "amazon-eks-node-al2023-arm64-standard-1.33-v20251112", OwnerID: "602401143452", OwnerAlias: "amazon", Architecture: "arm64", State: "available"},
+	}
+	for i := len(imgs); i < images; i++ {
+		imgs = append(imgs, facts.Image{ID: fmt.Sprintf("ami-%017d", i), Name: fmt.Sprintf("amazon-eks-node-al2023-x86_64-standard-1.%d-v2025%04d", 28+i%6, 101+i),
+			OwnerID: "602401143452", OwnerAlias: "amazon", Architecture: "x86_64", State: "available"})
+	}
+	ssm := map[string]string{
+		"/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20251112/image_id": "ami-0al2023x86",
+		"/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.33-v20251112/image_id":   "ami-0al2023arm",
+	}
+	var sns []facts.Subnet
+	for i := 0; i < subnets; i++ {
+		tags := map[string]string{"Name": fmt.Sprintf("subnet-%d", i)}
+		if i%2 == 0 {
+			tags["karpenter.sh/discovery"] = "prod-eks"
+			tags["tier"] = "private"
+		}
+		sns = append(sns, facts.Subnet{ID: fmt.Sprintf("subnet-%08d", i), VPCID: "vpc-0a1b2c3d", AvailabilityZone: "us-east-1a", Tags: tags})
+	}
+	sgs := []facts.SecurityGroup{{ID: "sg-0node", Name: "eks-node", VPCID: "vpc-0a1b2c3d", Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}}}
+	profiles := []facts.InstanceProfile{}
+	cf.Roles, cf.AccessEntries, cf.AWSAuth, cf.Images, cf.SSMParameters = &roles, &acc, &auth, &imgs, &ssm
+	cf.Subnets, cf.SecurityGroups, cf.InstanceProfiles = &sns, &sgs, &profiles
+	return cf
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// A ClusterFacts document in the input describes the cluster the manifests beside it go to: it applies
+// to the objects in its directory and below (GitOps repositories keep one directory per cluster), the
+// nearest one winning. Objects read from standard input use a facts document from standard input.
+// `--facts FILE` applies to every object and makes input facts documents ignored.
+
+// scopedFacts is one facts provider and the directory it covers.
+type scopedFacts struct {
+	dir      string
+	snapshot *facts.Snapshot
+}
+
+// loadFactsFile reads --facts.
+func loadFactsFile(path string) (*facts.Snapshot, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read facts: %w", err)
+	}
+	cf, err := facts.DecodeSnapshotFile(data)
+	var se *facts.SnapshotError
+	if errors.As(err, &se) {
+		return nil, fmt.Errorf("facts %s:%d: %s", path, se.Line, se.Message)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("facts %s: %w", path, err)
+	}
+	return facts.NewSnapshot(cf), nil
+}
+
+// factsScopes decodes the ClusterFacts documents of the input. Problems are input errors (file, line).
+func factsScopes(set *manifest.Set) ([]scopedFacts, []manifest.Error) {
+	var scopes []scopedFacts
+	var errs []manifest.Error
+	byDir := map[string]string{}
+	for _, o := range set.Objects {
+		if o.Kind != objects.KindClusterFacts {
+			continue
+		}
+		cf, err := facts.DecodeSnapshot(o.Root, o.LineOffset)
+		if err != nil {
+			line := o.LineOf(o.Root)
+			msg := err.Error()
+			var se *facts.SnapshotError
+			if errors.As(err, &se) {
+				line, msg = se.Line, se.Message
+			}
+			errs = append(errs, manifest.Error{File: o.File, Line: line, Message: "ClusterFacts: " + msg})
+			continue
+		}
+		dir := scopeDir(o.File)
+		if prev, dup := byDir[dir]; dup {
+			errs = append(errs, manifest.Error{File: o.File, Line: o.LineOf(o.Root),
+				Message: fmt.Sprintf("a second ClusterFacts for the same directory (the first is in %s): keep one per cluster directory", prev)})
+			continue
+		}
+		byDir[dir] = o.File
+		scopes = append(scopes, scopedFacts{dir: dir, snapshot: facts.NewSnapshot(cf)})
+	}
+	// Longest directory first, so the nearest facts win.
+	sort.Slice(scopes, func(i, j int) bool { return len(scopes[i].dir) > len(scopes[j].dir) })
+	return scopes, errs
+}
+
+func scopeDir(file string) string {
+	if file == "<stdin>" {
+		return file
+	}
+	return filepath.Clean(filepath.Dir(file))
+}
+
+func covers(dir, file string) bool {
+	if dir == "<stdin>" || file == "<stdin>" {
+		return dir == file
+	}
+	d := scopeDir(file)
+	return dir == "." && !filepath.IsAbs(d) && !strings.HasPrefix(d, "..") || d == dir || strings.HasPrefix(d, dir+string(filepath.Separator))
+}
+
+// evaluator evaluates a set with the facts that apply to each object: --facts, else the nearest input
+// ClusterFacts, else none. An aws-auth ConfigMap of the input fills awsAuth for the facts covering it.
+type evaluator struct {
+	ctx       context.Context
+	cat       *validators.Catalog
+	cfg       *config.Config
+	factsFile *facts.Snapshot
+}
+
+func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.Error) {
+	var scopes []scopedFacts
+	var errs []manifest.Error
+	if e.factsFile != nil {
+		scopes = []scopedFacts{{dir: "", snapshot: e.factsFile}}
+	} else {
+		scopes, errs = factsScopes(set)
+	}
+	groups := make([][]*objects.Object, len(scopes)+1) // last: no facts
+	for _, o := range set.Objects {
+		i := len(scopes)
+		for j, s := range scopes {
+			if s.dir == "" || covers(s.dir, o.File) {
+				i = j
+				break
+			}
+		}
+		groups[i] = append(groups[i], o)
+	}
+	var res validators.Result
+	for i, objs := range groups {
+		if len(objs) == 0 {
+			continue
+		}
+		var p facts.Provider = facts.None{}
+		if i < len(scopes) {
+			p = withInputAWSAuth(scopes[i].snapshot, objs)
+		}
+		r := e.cat.Evaluate(&validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, objs)
+		res.Findings = append(res.Findings, r.Findings...)
+		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
+		res.Skipped = append(res.Skipped, r.Skipped...)
+		res.Objects += r.Objects
+	}
+	validators.SortFindings(res.Findings)
+	return res, errs
+}
+
+// withInputAWSAuth lets an aws-auth ConfigMap among objs stand in for a snapshot without awsAuth.
+func withInputAWSAuth(s *facts.Snapshot, objs []*objects.Object) *facts.Snapshot {
+	if data, malformed, ok := validators.InputAWSAuth(objs); ok {
+		return s.WithAWSAuth(data, malformed)
+	}
+	return s
+}

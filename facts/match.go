@@ -1,0 +1,180 @@
+package facts
+
+import "strings"
+
+// This file holds EC2's selector semantics, shared by the snapshot provider and by tests of the live
+// provider's filters: terms are ORed by callers, the fields of one term ANDed; name and tag values
+// accept * and ? wildcards; a tag value of * means "key present"; only available images match.
+
+// Wildcard reports whether value matches an EC2 filter pattern: * matches any run of characters (/
+// included), ? exactly one, and a backslash makes the next *, ? or backslash literal (`\*amazon\?\\` is
+// the literal string `*amazon?\`, as the EC2 API reference has it); every other character,
+// [ and a backslash before anything else included, is literal. Matching is case-sensitive.
+func Wildcard(pattern, value string) bool {
+	if !strings.ContainsAny(pattern, "*?\\") {
+		return pattern == value
+	}
+	// Tokens: a rune to match literally, or one of the wildcards.
+	const star, one = -1, -2
+	var pat []rune
+	rs := []rune(pattern)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; {
+		case r == '\\' && i+1 < len(rs) && strings.ContainsRune("*?\\", rs[i+1]):
+			pat = append(pat, rs[i+1])
+			i++
+		case r == '*':
+			pat = append(pat, star)
+		case r == '?':
+			pat = append(pat, one)
+		default:
+			pat = append(pat, r)
+		}
+	}
+	val := []rune(value)
+	// Greedy match, backtracking to the last star only: linear in practice, O(len*len) at worst.
+	p, v, lastStar, lastV := 0, 0, -1, 0
+	for v < len(val) {
+		switch {
+		case p < len(pat) && pat[p] == star:
+			lastStar, lastV = p, v
+			p++
+		case p < len(pat) && (pat[p] == one || pat[p] == val[v]):
+			p++
+			v++
+		case lastStar >= 0:
+			lastV++
+			p, v = lastStar+1, lastV
+		default:
+			return false
+		}
+	}
+	for p < len(pat) && pat[p] == star {
+		p++
+	}
+	return p == len(pat)
+}
+
+// MatchTags reports whether tags carry every key of want with a matching value ("*" = any value).
+func MatchTags(want, tags map[string]string) bool {
+	for k, v := range want {
+		got, ok := tags[k]
+		if !ok {
+			return false
+		}
+		if v != "*" && !Wildcard(v, got) {
+			return false
+		}
+	}
+	return true
+}
+
+// Owners returns the owners a term searches: its owner list, or self and amazon for a name term
+// without owner, or nil (any owner) otherwise.
+func (t ImageTerm) Owners() []string {
+	if t.Owner != "" {
+		out := []string{} // never nil: an owner of commas only selects no owner, not any owner
+		for _, o := range strings.Split(t.Owner, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	if t.Name != "" {
+		return []string{"self", "amazon"}
+	}
+	return nil
+}
+
+// MatchImage reports whether an image is selected by a term; account is the cluster's account (self).
+func MatchImage(t ImageTerm, img Image, account string) bool {
+	if img.State != "available" {
+		return false
+	}
+	if t.ID != "" && img.ID != t.ID {
+		return false
+	}
+	if t.Name != "" && !Wildcard(t.Name, img.Name) {
+		return false
+	}
+	if len(t.Tags) > 0 && !MatchTags(t.Tags, img.Tags) {
+		return false
+	}
+	if owners := t.Owners(); owners != nil {
+		ok := false
+		for _, o := range owners {
+			switch o {
+			case "self":
+				ok = ok || (account != "" && img.OwnerID == account)
+			case "amazon", "aws-marketplace":
+				ok = ok || img.OwnerAlias == o
+			default:
+				ok = ok || img.OwnerID == o
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchSubnet reports whether a subnet is selected by a term.
+func MatchSubnet(t SelectorTerm, s Subnet) bool {
+	if t.ID != "" && s.ID != t.ID {
+		return false
+	}
+	return len(t.Tags) == 0 || MatchTags(t.Tags, s.Tags)
+}
+
+// MatchSecurityGroup reports whether a group is selected by a term.
+func MatchSecurityGroup(t SelectorTerm, g SecurityGroup) bool {
+	if t.ID != "" && g.ID != t.ID {
+		return false
+	}
+	if t.Name != "" && !Wildcard(t.Name, g.Name) {
+		return false
+	}
+	return len(t.Tags) == 0 || MatchTags(t.Tags, g.Tags)
+}
+
+// AliasParameters returns the SSM parameter names that resolve an alias for a Kubernetes minor version
+// ("1.33"), one per architecture, as Karpenter resolves them (domain.md §4; karpenter-provider-aws
+// pkg/providers/amifamily); nil for a family the parameters do not cover.
+func AliasParameters(family, version, k8s string) map[string]string {
+	out := map[string]string{}
+	for _, arch := range []string{"x86_64", "arm64"} {
+		switch family {
+		case "al2023":
+			if version == "latest" {
+				out[arch] = "/aws/service/eks/optimized-ami/" + k8s + "/amazon-linux-2023/" + arch + "/standard/recommended/image_id"
+			} else {
+				out[arch] = "/aws/service/eks/optimized-ami/" + k8s + "/amazon-linux-2023/" + arch + "/standard/amazon-eks-node-al2023-" + arch + "-standard-" + k8s + "-" + version + "/image_id"
+			}
+		case "al2":
+			dir, node := "amazon-linux-2", "amazon-eks-node-"
+			if arch == "arm64" {
+				dir, node = "amazon-linux-2-arm64", "amazon-eks-arm64-node-"
+			}
+			name := "recommended"
+			if version != "latest" {
+				name = node + k8s + "-" + version
+			}
+			out[arch] = "/aws/service/eks/optimized-ami/" + k8s + "/" + dir + "/" + name + "/image_id"
+		case "bottlerocket":
+			// Bottlerocket versions carry a v on GitHub but not in the parameter path.
+			out[arch] = "/aws/service/bottlerocket/aws-k8s-" + k8s + "/" + arch + "/" + strings.TrimLeft(version, "v") + "/image_id"
+		case "windows2019", "windows2022", "windows2025":
+			if arch != "x86_64" {
+				continue
+			}
+			year := strings.TrimPrefix(family, "windows")
+			out[arch] = "/aws/service/ami-windows-latest/Windows_Server-" + year + "-English-Core-EKS_Optimized-" + k8s + "/image_id"
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package facts
+
+import "context"
+
+// None is the provider with no facts at all: every rule that needs one is reported as not evaluated.
+type None struct{}
+
+const noFacts = "no facts"
+
+// Known implements Provider.
+func (None) Known(_ context.Context, f Fact) error { return Unknown(f, noFacts) }
+
+// Cluster implements Provider.
+func (None) Cluster(context.Context) (*Cluster, error) { return nil, Unknown("cluster", noFacts) }
+
+// AccessEntries implements Provider.
+func (None) AccessEntries(context.Context) ([]AccessEntry, error) {
+	return nil, Unknown(AccessEntries, noFacts)
+}
+
+// AWSAuth implements Provider.
+func (None) AWSAuth(context.Context) (map[string]string, error) {
+	return nil, Unknown(AWSAuth, noFacts)
+}
+
+// Role implements Provider.
+func (None) Role(context.Context, string) (*Role, error) { return nil, Unknown(Roles, noFacts) }
+
+// InstanceProfile implements Provider.
+func (None) InstanceProfile(context.Context, string) (*InstanceProfile, error) {
+	return nil, Unknown(InstanceProfiles, noFacts)
+}
+
+// Images implements Provider.
+func (None) Images(context.Context, ImageTerm) ([]Image, error) { return nil, Unknown(Images, noFacts) }
+
+// SSMParameter implements Provider.
+func (None) SSMParameter(context.Context, string) (string, bool, error) {
+	return "", false, Unknown(SSMParameters, noFacts)
+}
+
+// Subnets implements Provider.
+func (None) Subnets(context.Context, SelectorTerm) ([]Subnet, error) {
+	return nil, Unknown(Subnets, noFacts)
+}
+
+// SecurityGroups implements Provider.
+func (None) SecurityGroups(context.Context, SelectorTerm) ([]SecurityGroup, error) {
+	return nil, Unknown(SecurityGroups, noFacts)
+}

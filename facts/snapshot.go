@@ -1,0 +1,478 @@
+package facts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Snapshot document identity.
+const (
+	SnapshotAPIVersion = "karpenter-guard.io/v1alpha1"
+	SnapshotKind       = "ClusterFacts"
+)
+
+// ClusterFacts is the snapshot document (facts.md). A nil section is unknown; a present one, even
+// empty, is authoritative and complete.
+type ClusterFacts struct {
+	APIVersion       string             `yaml:"apiVersion" json:"apiVersion"`
+	Kind             string             `yaml:"kind" json:"kind"`
+	Cluster          *Cluster           `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	AccessEntries    *[]AccessEntry     `yaml:"accessEntries,omitempty" json:"accessEntries,omitempty"`
+	AWSAuth          *map[string]string `yaml:"awsAuth,omitempty" json:"awsAuth,omitempty"`
+	Roles            *[]Role            `yaml:"roles,omitempty" json:"roles,omitempty"`
+	InstanceProfiles *[]InstanceProfile `yaml:"instanceProfiles,omitempty" json:"instanceProfiles,omitempty"`
+	Images           *[]Image           `yaml:"images,omitempty" json:"images,omitempty"`
+	SSMParameters    *map[string]string `yaml:"ssmParameters,omitempty" json:"ssmParameters,omitempty"`
+	Subnets          *[]Subnet          `yaml:"subnets,omitempty" json:"subnets,omitempty"`
+	SecurityGroups   *[]SecurityGroup   `yaml:"securityGroups,omitempty" json:"securityGroups,omitempty"`
+}
+
+// SnapshotError is a problem in a snapshot, with its line in the file.
+type SnapshotError struct {
+	Line    int
+	Message string
+}
+
+func (e *SnapshotError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Message) }
+
+// DecodeSnapshotFile decodes a snapshot file holding exactly one ClusterFacts document (empty documents,
+// such as after a trailing "---", are ignored).
+func DecodeSnapshotFile(data []byte) (*ClusterFacts, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var root *yaml.Node
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			line, msg := syntaxError(err)
+			return nil, &SnapshotError{Line: syntaxErrorLine(data, line, msg), Message: "invalid YAML: " + msg}
+		}
+		if len(doc.Content) == 0 || emptyDocument(doc.Content[0]) {
+			continue
+		}
+		fileLines(data, doc.Content[0])
+		if root != nil {
+			return nil, &SnapshotError{Line: doc.Content[0].Line, Message: "more than one document: a facts file holds one ClusterFacts"}
+		}
+		root = doc.Content[0]
+	}
+	if root == nil {
+		return nil, &SnapshotError{Line: 1, Message: "empty file: expected a ClusterFacts document"}
+	}
+	return DecodeSnapshot(root, 0)
+}
+
+// emptyDocument reports whether a document's root is nothing at all (not even an explicit ~ or null).
+func emptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.Style == 0 && n.Anchor == ""
+}
+
+// DecodeSnapshot decodes and validates a ClusterFacts mapping node. Node lines plus lineOffset are file
+// lines. Unknown fields, wrong types, invalid modes, duplicate ids and malformed ARNs are errors.
+func DecodeSnapshot(root *yaml.Node, lineOffset int) (*ClusterFacts, error) {
+	if root.Kind != yaml.MappingNode {
+		return nil, &SnapshotError{Line: lineOffset + max(root.Line, 1), Message: "expected a ClusterFacts mapping with apiVersion " + SnapshotAPIVersion + " and kind " + SnapshotKind}
+	}
+	// yaml.Node.Decode has no strict mode: check unknown fields and types on the nodes first, with
+	// their own lines (schema.go), then decode.
+	sc := schemaChecker{offset: lineOffset}
+	sc.check(root, reflect.TypeOf(ClusterFacts{}), "")
+	if err := joinErrors(sc.errs); err != nil {
+		return nil, err
+	}
+	var cf ClusterFacts
+	if err := root.Decode(&cf); err != nil {
+		return nil, &SnapshotError{Line: yamlErrLine(err, lineOffset, lineOffset+root.Line), Message: cleanYAMLError(err)}
+	}
+	v := validator{root: root, offset: lineOffset}
+	v.check(&cf)
+	if err := joinErrors(v.errs); err != nil {
+		return nil, err
+	}
+	return &cf, nil
+}
+
+// joinErrors returns nil, or one SnapshotError at the first line naming every problem in line order.
+func joinErrors(errs []*SnapshotError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	msgs := []string{errs[0].Message}
+	for _, e := range errs[1:] {
+		msgs = append(msgs, e.Error())
+	}
+	return &SnapshotError{Line: errs[0].Line, Message: strings.Join(msgs, "; ")}
+}
+
+var (
+	accountRE  = regexp.MustCompile(`^\d{12}$`)
+	versionRE  = regexp.MustCompile(`^1\.\d+$`)
+	roleARNRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/(.+/)?[\w+=,.@-]+$`)
+	principRE  = regexp.MustCompile(`^arn:aws[a-z-]*:(iam::\d{12}:(role|user)/(.+/)?[\w+=,.@-]+|sts::\d{12}:assumed-role/.+)$`)
+	profileRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(.+/)?[\w+=,.@-]+$`)
+	entryTypes = map[string]bool{"STANDARD": true, "EC2_LINUX": true, "EC2_WINDOWS": true, "FARGATE_LINUX": true, "HYBRID_LINUX": true, "EC2": true, "HYPERPOD_LINUX": true}
+)
+
+type validator struct {
+	root   *yaml.Node
+	offset int
+	errs   []*SnapshotError
+}
+
+// at returns the file line of the node at path, or of the nearest existing parent.
+func (v *validator) at(path ...any) int {
+	n := v.root
+	line := n.Line
+	for _, p := range path {
+		var next *yaml.Node
+		switch k := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == k {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
+				next = n.Content[k]
+				line = next.Line
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+		for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+			n = n.Alias
+		}
+	}
+	return v.offset + line
+}
+
+func (v *validator) errorf(line int, format string, args ...any) {
+	v.errs = append(v.errs, &SnapshotError{Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) check(cf *ClusterFacts) {
+	if cf.APIVersion != SnapshotAPIVersion {
+		v.errorf(v.at("apiVersion"), "apiVersion %q: expected apiVersion %s and kind %s", cf.APIVersion, SnapshotAPIVersion, SnapshotKind)
+	} else if cf.Kind != SnapshotKind {
+		v.errorf(v.at("kind"), "kind %q: expected apiVersion %s and kind %s", cf.Kind, SnapshotAPIVersion, SnapshotKind)
+	}
+	if c := cf.Cluster; c != nil {
+		switch c.AuthenticationMode {
+		case "", ModeConfigMap, ModeAPI, ModeAPIAndConfigMap:
+		default:
+			v.errorf(v.at("cluster", "authenticationMode"), "cluster.authenticationMode %q: expected CONFIG_MAP, API or API_AND_CONFIG_MAP", c.AuthenticationMode)
+		}
+		if c.AccountID != "" && !accountRE.MatchString(c.AccountID) {
+			v.errorf(v.at("cluster", "accountID"), "cluster.accountID %q: expected 12 digits (quote it: \"012345678901\")", c.AccountID)
+		}
+		if c.Version != "" && !versionRE.MatchString(c.Version) {
+			v.errorf(v.at("cluster", "version"), "cluster.version %q: expected the Kubernetes minor such as \"1.33\" (quote it)", c.Version)
+		}
+	}
+	if cf.AccessEntries != nil {
+		seen := map[string]int{}
+		for i, e := range *cf.AccessEntries {
+			if !principRE.MatchString(e.PrincipalARN) {
+				v.errorf(v.at("accessEntries", i, "principalArn"), "accessEntries[%d].principalArn %q is not an IAM role or user ARN", i, e.PrincipalARN)
+			}
+			if !entryTypes[e.Type] {
+				v.errorf(v.at("accessEntries", i, "type"), "accessEntries[%d].type %q: expected STANDARD, EC2_LINUX, EC2_WINDOWS, FARGATE_LINUX, HYBRID_LINUX, EC2 or HYPERPOD_LINUX", i, e.Type)
+			}
+			v.unique(seen, strings.ToLower(e.PrincipalARN), "accessEntries", i, "principalArn")
+		}
+	}
+	if cf.Roles != nil {
+		seen := map[string]int{}
+		for i, r := range *cf.Roles {
+			if !roleARNRE.MatchString(r.ARN) || !strings.HasSuffix(r.ARN, "/"+r.Name) {
+				v.errorf(v.at("roles", i, "arn"), "roles[%d].arn %q is not the ARN of a role named %q", i, r.ARN, r.Name)
+			}
+			v.unique(seen, strings.ToLower(r.Name), "roles", i, "name")
+		}
+	}
+	if cf.InstanceProfiles != nil {
+		seen := map[string]int{}
+		for i, p := range *cf.InstanceProfiles {
+			if p.ARN != "" && (!profileRE.MatchString(p.ARN) || !strings.HasSuffix(p.ARN, "/"+p.Name)) {
+				v.errorf(v.at("instanceProfiles", i, "arn"), "instanceProfiles[%d].arn %q is not the ARN of an instance profile named %q", i, p.ARN, p.Name)
+			}
+			v.unique(seen, strings.ToLower(p.Name), "instanceProfiles", i, "name")
+		}
+	}
+	if cf.Images != nil {
+		seen := map[string]int{}
+		for i, img := range *cf.Images {
+			v.unique(seen, img.ID, "images", i, "id")
+		}
+	}
+	if cf.Subnets != nil {
+		seen := map[string]int{}
+		for i, s := range *cf.Subnets {
+			v.unique(seen, s.ID, "subnets", i, "id")
+		}
+	}
+	if cf.SecurityGroups != nil {
+		seen := map[string]int{}
+		for i, g := range *cf.SecurityGroups {
+			v.unique(seen, g.ID, "securityGroups", i, "id")
+		}
+	}
+}
+
+func (v *validator) unique(seen map[string]int, key, section string, i int, field string) {
+	if key == "" {
+		v.errorf(v.at(section, i), "%s[%d] has no %s", section, i, field)
+		return
+	}
+	if j, dup := seen[key]; dup {
+		v.errorf(v.at(section, i, field), "%s[%d].%s %q duplicates %s[%d]", section, i, field, key, section, j)
+		return
+	}
+	seen[key] = i
+}
+
+var errLineRE = regexp.MustCompile(`line (\d+):`)
+
+// yamlErrLine returns the file line of a yaml.v3 error ("line N: ..."), or fallback when it names none
+// (offset+1 without fallback).
+func yamlErrLine(err error, offset int, fallback ...int) int {
+	if m := errLineRE.FindStringSubmatch(err.Error()); m != nil {
+		if n, _ := strconv.Atoi(m[1]); n > 0 {
+			return n + offset
+		}
+	}
+	if len(fallback) > 0 {
+		return fallback[0]
+	}
+	return offset + 1
+}
+
+// cleanYAMLError turns yaml.v3's messages into the snapshot's words, without their line prefixes (the
+// SnapshotError carries the line).
+func cleanYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var out []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(errLineRE.ReplaceAllString(l, ""))
+		if l == "" {
+			continue
+		}
+		l = strings.NewReplacer("into bool", "into a boolean (true or false)", "into time.Time", "into a timestamp such as \"2025-06-01T10:00:00Z\"",
+			"into []facts.", "into a list of ", "into map[string]string", "into a mapping of strings", "into facts.", "into a mapping: ").Replace(l)
+		out = append(out, l)
+	}
+	return strings.Join(out, "; ")
+}
+
+// Snapshot is the provider backed by a ClusterFacts document.
+type Snapshot struct {
+	facts *ClusterFacts
+	// awsAuthProblem, when set, makes awsAuth unknown: the aws-auth in the input is malformed.
+	awsAuthProblem string
+}
+
+// NewSnapshot returns the provider for a decoded snapshot.
+func NewSnapshot(cf *ClusterFacts) *Snapshot { return &Snapshot{facts: cf} }
+
+// WithAWSAuth returns a provider whose awsAuth comes from an aws-auth ConfigMap of the input when the
+// snapshot has none. A malformed ConfigMap makes awsAuth unknown (EKS would ignore it anyway, and the
+// aws-auth-malformed rule reports it).
+func (s *Snapshot) WithAWSAuth(data map[string]string, malformed bool) *Snapshot {
+	if s.facts.AWSAuth != nil {
+		return s
+	}
+	c := *s
+	cf := *s.facts
+	c.facts = &cf
+	if malformed {
+		c.awsAuthProblem = "the aws-auth ConfigMap in the input is malformed"
+		return &c
+	}
+	d := data
+	if d == nil {
+		d = map[string]string{}
+	}
+	cf.AWSAuth = &d
+	return &c
+}
+
+// Facts returns the snapshot document.
+func (s *Snapshot) Facts() *ClusterFacts { return s.facts }
+
+const notInSnapshot = "not in the facts snapshot"
+
+// Known implements Provider.
+func (s *Snapshot) Known(_ context.Context, f Fact) error {
+	cf := s.facts
+	known := false
+	switch f {
+	case ClusterAuthenticationMode:
+		known = cf.Cluster != nil && cf.Cluster.AuthenticationMode != ""
+	case ClusterVersion:
+		known = cf.Cluster != nil && cf.Cluster.Version != ""
+	case ClusterVPCID:
+		known = cf.Cluster != nil && cf.Cluster.VPCID != ""
+	case AccessEntries:
+		// In mode CONFIG_MAP there are no access entries to know: EKS does not read them.
+		known = cf.AccessEntries != nil || (cf.Cluster != nil && cf.Cluster.AuthenticationMode == ModeConfigMap)
+	case AWSAuth:
+		if s.awsAuthProblem != "" {
+			return Unknown(f, s.awsAuthProblem)
+		}
+		known = cf.AWSAuth != nil
+	case Roles:
+		known = cf.Roles != nil
+	case InstanceProfiles:
+		known = cf.InstanceProfiles != nil
+	case Images:
+		known = cf.Images != nil
+	case SSMParameters:
+		known = cf.SSMParameters != nil
+	case Subnets:
+		known = cf.Subnets != nil
+	case SecurityGroups:
+		known = cf.SecurityGroups != nil
+	}
+	if !known {
+		return Unknown(f, notInSnapshot)
+	}
+	return nil
+}
+
+// Cluster implements Provider.
+func (s *Snapshot) Cluster(context.Context) (*Cluster, error) {
+	if s.facts.Cluster == nil {
+		return nil, Unknown("cluster", notInSnapshot)
+	}
+	return s.facts.Cluster, nil
+}
+
+// AccessEntries implements Provider.
+func (s *Snapshot) AccessEntries(ctx context.Context) ([]AccessEntry, error) {
+	if err := s.Known(ctx, AccessEntries); err != nil {
+		return nil, err
+	}
+	if s.facts.AccessEntries == nil {
+		return nil, nil
+	}
+	return *s.facts.AccessEntries, nil
+}
+
+// AWSAuth implements Provider.
+func (s *Snapshot) AWSAuth(ctx context.Context) (map[string]string, error) {
+	if err := s.Known(ctx, AWSAuth); err != nil {
+		return nil, err
+	}
+	if len(*s.facts.AWSAuth) == 0 {
+		return nil, nil
+	}
+	return *s.facts.AWSAuth, nil
+}
+
+// Role implements Provider.
+func (s *Snapshot) Role(ctx context.Context, name string) (*Role, error) {
+	if err := s.Known(ctx, Roles); err != nil {
+		return nil, err
+	}
+	for i, r := range *s.facts.Roles {
+		if strings.EqualFold(r.Name, name) {
+			return &(*s.facts.Roles)[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// InstanceProfile implements Provider.
+func (s *Snapshot) InstanceProfile(ctx context.Context, name string) (*InstanceProfile, error) {
+	if err := s.Known(ctx, InstanceProfiles); err != nil {
+		return nil, err
+	}
+	for i, p := range *s.facts.InstanceProfiles {
+		if strings.EqualFold(p.Name, name) {
+			return &(*s.facts.InstanceProfiles)[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// Images implements Provider.
+func (s *Snapshot) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
+	if err := s.Known(ctx, Images); err != nil {
+		return nil, err
+	}
+	if t.SSMParameter != "" {
+		id, ok, err := s.SSMParameter(ctx, t.SSMParameter)
+		if err != nil || !ok {
+			return nil, err
+		}
+		t = ImageTerm{ID: id}
+	}
+	account := ""
+	if s.facts.Cluster != nil {
+		account = s.facts.Cluster.AccountID
+	}
+	var out []Image
+	for _, img := range *s.facts.Images {
+		if MatchImage(t, img, account) {
+			out = append(out, img)
+		}
+	}
+	return out, nil
+}
+
+// SSMParameter implements Provider.
+func (s *Snapshot) SSMParameter(ctx context.Context, name string) (string, bool, error) {
+	if err := s.Known(ctx, SSMParameters); err != nil {
+		return "", false, err
+	}
+	v, ok := (*s.facts.SSMParameters)[name]
+	return v, ok, nil
+}
+
+// Subnets implements Provider.
+func (s *Snapshot) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error) {
+	if err := s.Known(ctx, Subnets); err != nil {
+		return nil, err
+	}
+	var out []Subnet
+	for _, sn := range *s.facts.Subnets {
+		if MatchSubnet(t, sn) {
+			out = append(out, sn)
+		}
+	}
+	return out, nil
+}
+
+// SecurityGroups implements Provider.
+func (s *Snapshot) SecurityGroups(ctx context.Context, t SelectorTerm) ([]SecurityGroup, error) {
+	if err := s.Known(ctx, SecurityGroups); err != nil {
+		return nil, err
+	}
+	var out []SecurityGroup
+	for _, g := range *s.facts.SecurityGroups {
+		if MatchSecurityGroup(t, g) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,137 @@
+package facts
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Authentication modes of an EKS cluster.
+const (
+	ModeConfigMap       = "CONFIG_MAP"
+	ModeAPI             = "API"
+	ModeAPIAndConfigMap = "API_AND_CONFIG_MAP"
+)
+
+// Access entry types that let nodes join.
+const (
+	EntryEC2Linux   = "EC2_LINUX"
+	EntryEC2Windows = "EC2_WINDOWS"
+)
+
+// Cluster is the cluster's identity and settings.
+type Cluster struct {
+	Name               string `yaml:"name" json:"name"`
+	Region             string `yaml:"region" json:"region"`
+	Partition          string `yaml:"partition" json:"partition"`
+	AccountID          string `yaml:"accountID" json:"accountID"`
+	Version            string `yaml:"version" json:"version"`
+	AuthenticationMode string `yaml:"authenticationMode" json:"authenticationMode"`
+	VPCID              string `yaml:"vpcID" json:"vpcID"`
+}
+
+// HonoursAWSAuth reports whether the cluster's mode reads the aws-auth ConfigMap.
+func (c *Cluster) HonoursAWSAuth() bool {
+	return c.AuthenticationMode == ModeConfigMap || c.AuthenticationMode == ModeAPIAndConfigMap
+}
+
+// HonoursAccessEntries reports whether the cluster's mode reads access entries.
+func (c *Cluster) HonoursAccessEntries() bool {
+	return c.AuthenticationMode == ModeAPI || c.AuthenticationMode == ModeAPIAndConfigMap
+}
+
+// Minor returns the Kubernetes minor version (33 for "1.33"), or -1 when unparsable.
+func (c *Cluster) Minor() int {
+	var major, minor int
+	if _, err := fmt.Sscanf(c.Version, "%d.%d", &major, &minor); err != nil || major != 1 {
+		return -1
+	}
+	return minor
+}
+
+// AccessEntry is an EKS access entry.
+type AccessEntry struct {
+	PrincipalARN     string    `yaml:"principalArn" json:"principalArn"`
+	Type             string    `yaml:"type" json:"type"`
+	Username         string    `yaml:"username,omitempty" json:"username,omitempty"`
+	KubernetesGroups []string  `yaml:"kubernetesGroups,omitempty" json:"kubernetesGroups,omitempty"`
+	CreatedAt        time.Time `yaml:"createdAt,omitempty" json:"createdAt,omitempty"`
+}
+
+// Role is an IAM role.
+type Role struct {
+	Name       string    `yaml:"name" json:"name"`
+	Path       string    `yaml:"path,omitempty" json:"path,omitempty"`
+	ARN        string    `yaml:"arn" json:"arn"`
+	CreateDate time.Time `yaml:"createDate,omitempty" json:"createDate,omitempty"`
+}
+
+// PathlessARN is the role's ARN without its IAM path: the identity EKS sees for nodes.
+func (r *Role) PathlessARN() string {
+	i := strings.Index(r.ARN, ":role/")
+	if i < 0 {
+		return r.ARN
+	}
+	return r.ARN[:i] + ":role/" + r.Name
+}
+
+// InstanceProfile is an IAM instance profile.
+type InstanceProfile struct {
+	Name  string   `yaml:"name" json:"name"`
+	ARN   string   `yaml:"arn,omitempty" json:"arn,omitempty"`
+	Roles []string `yaml:"roles" json:"roles"`
+}
+
+// Image is an EC2 image.
+type Image struct {
+	ID           string            `yaml:"id" json:"id"`
+	Name         string            `yaml:"name" json:"name"`
+	OwnerID      string            `yaml:"ownerID" json:"ownerID"`
+	OwnerAlias   string            `yaml:"ownerAlias,omitempty" json:"ownerAlias,omitempty"`
+	Architecture string            `yaml:"architecture" json:"architecture"`
+	State        string            `yaml:"state" json:"state"`
+	CreationDate string            `yaml:"creationDate,omitempty" json:"creationDate,omitempty"`
+	Tags         map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// Owner names the image's owner the way an AMI term would: the alias when AWS owns it, else the account.
+func (i Image) Owner() string {
+	if i.OwnerAlias != "" {
+		return i.OwnerAlias
+	}
+	return i.OwnerID
+}
+
+// Subnet is an EC2 subnet.
+type Subnet struct {
+	ID                  string            `yaml:"id" json:"id"`
+	VPCID               string            `yaml:"vpcID" json:"vpcID"`
+	AvailabilityZone    string            `yaml:"availabilityZone" json:"availabilityZone"`
+	MapPublicIPOnLaunch bool              `yaml:"mapPublicIpOnLaunch" json:"mapPublicIpOnLaunch"`
+	Public              bool              `yaml:"public" json:"public"`
+	Tags                map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// SecurityGroup is an EC2 security group.
+type SecurityGroup struct {
+	ID    string            `yaml:"id" json:"id"`
+	Name  string            `yaml:"name" json:"name"`
+	VPCID string            `yaml:"vpcID" json:"vpcID"`
+	Tags  map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// ImageTerm is an AMI selector term other than an alias: fields are ANDed.
+type ImageTerm struct {
+	ID           string
+	Name         string
+	Owner        string
+	SSMParameter string
+	Tags         map[string]string
+}
+
+// SelectorTerm is a subnet or security-group selector term: fields are ANDed.
+type SelectorTerm struct {
+	ID   string
+	Name string
+	Tags map[string]string
+}
