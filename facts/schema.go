@@ -49,6 +49,15 @@ func (c *schemaChecker) check(n *yaml.Node, t reflect.Type, path string) {
 		return
 	}
 	c.seen[schemaKey{n, t}] = true
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 {
+		// An explicit tag the value does not fit (!!bool yes, !!timestamp soon) fails in yaml.v3's
+		// decoding without a line: try it on the node alone.
+		var v any
+		if err := n.Decode(&v); err != nil {
+			c.errorf(n, "%s: %q tagged %s: %s", pathOrDoc(path), n.Value, n.Tag, strings.TrimPrefix(err.Error(), "yaml: "))
+			return
+		}
+	}
 	if t.Kind() == reflect.Pointer {
 		if isNull(n) {
 			c.errorf(n, "%s has no value: expected %s; leave %s out when it is unknown", path, expected(t.Elem()), path)
@@ -158,11 +167,11 @@ func (c *schemaChecker) merge(v *yaml.Node, merge func(*yaml.Node)) {
 		}
 		return n
 	}
-	switch r := resolve(v); r.Kind {
-	case yaml.MappingNode:
+	switch {
+	case resolve(v).Kind == yaml.MappingNode:
 		merge(v)
-	case yaml.SequenceNode:
-		for _, e := range r.Content {
+	case v.Kind == yaml.SequenceNode: // written out: yaml.v3 refuses an alias to a list here
+		for _, e := range v.Content {
 			if resolve(e).Kind != yaml.MappingNode {
 				c.errorf(e, "merge key (<<): %s: expected a mapping", describe(e))
 				continue
@@ -184,6 +193,9 @@ func describe(n *yaml.Node) string {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.AliasNode:
+		if n.Alias != nil && n.Alias.Kind != yaml.AliasNode {
+			return "an alias to " + describe(n.Alias)
+		}
 		return "an alias"
 	case yaml.DocumentNode:
 		return "a document"

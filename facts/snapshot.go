@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
 // Snapshot document identity.
@@ -48,6 +50,10 @@ func (e *SnapshotError) Error() string { return fmt.Sprintf("line %d: %s", e.Lin
 // DecodeSnapshotFile decodes a snapshot file holding exactly one ClusterFacts document (empty documents,
 // such as after a trailing "---", are ignored).
 func DecodeSnapshotFile(data []byte) (*ClusterFacts, error) {
+	data, whole := utf8Text(data)
+	if !whole {
+		return nil, &SnapshotError{Line: bytes.Count(data, []byte("\n")) + 1, Message: "invalid UTF-16: the file ends in the middle of a character"}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root *yaml.Node
 	for {
@@ -56,13 +62,13 @@ func DecodeSnapshotFile(data []byte) (*ClusterFacts, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			line, msg := syntaxError(err)
-			return nil, &SnapshotError{Line: syntaxErrorLine(data, line, msg), Message: "invalid YAML: " + msg}
+			line, msg := yamlpos.SyntaxError(err)
+			return nil, &SnapshotError{Line: yamlpos.ErrorLine(data, line, msg, firstSyntaxError), Message: "invalid YAML: " + msg}
 		}
 		if len(doc.Content) == 0 || emptyDocument(doc.Content[0]) {
 			continue
 		}
-		fileLines(data, doc.Content[0])
+		yamlpos.FileLines(data, doc.Content[0])
 		if root != nil {
 			return nil, &SnapshotError{Line: doc.Content[0].Line, Message: "more than one document: a facts file holds one ClusterFacts"}
 		}
@@ -110,9 +116,13 @@ func joinErrors(errs []*SnapshotError) error {
 		return nil
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	const most = 10 // a file that is not a snapshot at all would give a message per line
 	msgs := []string{errs[0].Message}
-	for _, e := range errs[1:] {
+	for _, e := range errs[1:min(len(errs), most)] {
 		msgs = append(msgs, e.Error())
+	}
+	if len(errs) > most {
+		msgs = append(msgs, fmt.Sprintf("and %d more problems", len(errs)-most))
 	}
 	return &SnapshotError{Line: errs[0].Line, Message: strings.Join(msgs, "; ")}
 }
@@ -252,18 +262,15 @@ func (v *validator) unique(seen map[string]int, key, section string, i int, fiel
 
 var errLineRE = regexp.MustCompile(`line (\d+):`)
 
-// yamlErrLine returns the file line of a yaml.v3 error ("line N: ..."), or fallback when it names none
-// (offset+1 without fallback).
-func yamlErrLine(err error, offset int, fallback ...int) int {
+// yamlErrLine returns the file line of a yaml.v3 decoding error ("line N: ..."), or fallback when it
+// names none.
+func yamlErrLine(err error, offset, fallback int) int {
 	if m := errLineRE.FindStringSubmatch(err.Error()); m != nil {
 		if n, _ := strconv.Atoi(m[1]); n > 0 {
 			return n + offset
 		}
 	}
-	if len(fallback) > 0 {
-		return fallback[0]
-	}
-	return offset + 1
+	return fallback
 }
 
 // cleanYAMLError turns yaml.v3's messages into the snapshot's words, without their line prefixes (the

@@ -18,6 +18,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -216,8 +217,8 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 	for _, d := range docs {
 		var root yaml.Node
 		if err := yaml.Unmarshal(d.Data, &root); err != nil {
-			line, msg := syntaxError(err)
-			errs = append(errs, Error{File: file, Line: d.StartLine - 1 + errorLine(d.Data, line, msg), Message: "invalid YAML: " + msg})
+			line, msg := yamlpos.SyntaxError(err)
+			errs = append(errs, Error{File: file, Line: d.StartLine - 1 + yamlpos.ErrorLine(d.Data, line, msg, parseDocument), Message: "invalid YAML: " + msg})
 			found = true
 			continue
 		}
@@ -225,7 +226,7 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 			continue // a document of comments or blank lines only, or a bare "---"
 		}
 		found = true
-		fileLines(d.Data, &root)
+		yamlpos.FileLines(d.Data, &root)
 		o, ig, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
 		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
 		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
@@ -247,6 +248,12 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 // emptyDocument reports whether a parsed document holds no node at all: "---" with nothing after it.
 func emptyDocument(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.Style == 0
+}
+
+// parseDocument parses one YAML document, for yamlpos.ErrorLine.
+func parseDocument(data []byte) error {
+	var root yaml.Node
+	return yaml.Unmarshal(data, &root)
 }
 
 // decodeNode decodes one document node, expanding List objects into their items. expanded holds the

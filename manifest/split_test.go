@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 	"testing"
 )
 
@@ -120,14 +121,14 @@ func TestErrorLine(t *testing.T) {
 			if len(errs) != 1 {
 				t.Fatalf("errors = %v, want one", errs)
 			}
-			line, msg := syntaxError(yamlError(t, tc.doc))
-			if got := errorLine([]byte(tc.doc), line, msg); got != tc.want {
-				t.Errorf("errorLine = %d, want %d (%s)", got, tc.want, msg)
+			line, msg := yamlpos.SyntaxError(yamlError(t, tc.doc))
+			if got := yamlpos.ErrorLine([]byte(tc.doc), line, msg, parseDocument); got != tc.want {
+				t.Errorf("ErrorLine = %d, want %d (%s)", got, tc.want, msg)
 			}
 			// A wrong hint from yaml.v3 does not change the answer.
 			for _, hint := range []int{0, 1, 2, 100} {
-				if got := errorLine([]byte(tc.doc), hint, msg); got != tc.want {
-					t.Errorf("errorLine with hint %d = %d, want %d", hint, got, tc.want)
+				if got := yamlpos.ErrorLine([]byte(tc.doc), hint, msg, parseDocument); got != tc.want {
+					t.Errorf("ErrorLine with hint %d = %d, want %d", hint, got, tc.want)
 				}
 			}
 			if errs[0].Line != tc.want {
@@ -136,33 +137,3 @@ func TestErrorLine(t *testing.T) {
 		})
 	}
 }
-
-func TestLineEnd(t *testing.T) {
-	data := []byte("a\nbb\nccc")
-	for n, want := range map[int]int{0: 0, 1: 2, 2: 5, 3: 8, 4: 8} {
-		if got := lineEnd(data, n); got != want {
-			t.Errorf("lineEnd(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
-
-func TestSyntaxError(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		line int
-		msg  string
-	}{
-		{"yaml: line 12: did not find expected key", 12, "did not find expected key"},
-		{"yaml: control characters are not allowed", 0, "control characters are not allowed"},
-		{"something else", 0, "something else"},
-	} {
-		line, msg := syntaxError(stringError(tc.in))
-		if line != tc.line || msg != tc.msg {
-			t.Errorf("syntaxError(%q) = %d, %q; want %d, %q", tc.in, line, msg, tc.line, tc.msg)
-		}
-	}
-}
-
-type stringError string
-
-func (e stringError) Error() string { return string(e) }

@@ -1,0 +1,312 @@
+package facts
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// mustDecode decodes a snapshot the test knows to be valid.
+func mustDecode(t *testing.T, in string) *Snapshot {
+	t.Helper()
+	cf, err := DecodeSnapshotFile([]byte(in))
+	if err != nil {
+		t.Fatalf("snapshot refused: %v\n%s", err, in)
+	}
+	return NewSnapshot(cf)
+}
+
+var allFacts = []Fact{ClusterAuthenticationMode, ClusterVersion, ClusterVPCID, AccessEntries, AWSAuth, Roles,
+	InstanceProfiles, Images, SSMParameters, Subnets, SecurityGroups, ClusterNodeClasses}
+
+// wantUnknown fails unless err is an *UnknownError for f with reason.
+func wantUnknown(t *testing.T, what string, err error, f Fact, reason string) {
+	t.Helper()
+	var u *UnknownError
+	if !errors.As(err, &u) || !IsUnknown(err) {
+		t.Errorf("%s: error %v, want an *UnknownError", what, err)
+		return
+	}
+	if u.Fact != f || u.Reason != reason {
+		t.Errorf("%s: unknown %q because %q, want %q because %q", what, u.Fact, u.Reason, f, reason)
+	}
+}
+
+// TestSnapshotKnownAbsent: a snapshot with no section knows nothing, and every method says why.
+func TestSnapshotKnownAbsent(t *testing.T) {
+	ctx := context.Background()
+	s := mustDecode(t, lines(hdrAPI, hdrKind))
+	for _, f := range allFacts {
+		t.Run(string(f), func(t *testing.T) {
+			wantUnknown(t, "Known", s.Known(ctx, f), f, "not in the facts snapshot")
+		})
+	}
+	calls := []struct {
+		name string
+		f    Fact
+		call func() error
+	}{
+		{"Cluster", "cluster", func() error { c, err := s.Cluster(ctx); return nilOr(c == nil, err) }},
+		{"AccessEntries", AccessEntries, func() error { e, err := s.AccessEntries(ctx); return nilOr(e == nil, err) }},
+		{"AWSAuth", AWSAuth, func() error { m, err := s.AWSAuth(ctx); return nilOr(m == nil, err) }},
+		{"Role", Roles, func() error { r, err := s.Role(ctx, "r"); return nilOr(r == nil, err) }},
+		{"InstanceProfile", InstanceProfiles, func() error { p, err := s.InstanceProfile(ctx, "p"); return nilOr(p == nil, err) }},
+		{"Images", Images, func() error { i, err := s.Images(ctx, ImageTerm{Name: "*"}); return nilOr(i == nil, err) }},
+		{"SSMParameter", SSMParameters, func() error { v, ok, err := s.SSMParameter(ctx, "/p"); return nilOr(v == "" && !ok, err) }},
+		{"Subnets", Subnets, func() error { n, err := s.Subnets(ctx, SelectorTerm{ID: "s"}); return nilOr(n == nil, err) }},
+		{"SecurityGroups", SecurityGroups, func() error { g, err := s.SecurityGroups(ctx, SelectorTerm{ID: "g"}); return nilOr(g == nil, err) }},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			wantUnknown(t, c.name, c.call(), c.f, "not in the facts snapshot")
+		})
+	}
+}
+
+// nilOr returns err, or a complaint when a method returned a value along with it.
+func nilOr(zero bool, err error) error {
+	if !zero {
+		return errors.New("a value returned along with the error")
+	}
+	return err
+}
+
+// TestSnapshotKnownEmpty: a present section is authoritative even when empty: known, and "none".
+func TestSnapshotKnownEmpty(t *testing.T) {
+	ctx := context.Background()
+	s := mustDecode(t, lines(hdrAPI, hdrKind,
+		"cluster:",
+		"  name: prod",
+		"  accountID: \"111122223333\"",
+		"  version: \"1.33\"",
+		"  authenticationMode: API",
+		"  vpcID: vpc-1",
+		"accessEntries: []",
+		"awsAuth: {}",
+		"roles: []",
+		"instanceProfiles: []",
+		"images: []",
+		"ssmParameters: {}",
+		"subnets: []",
+		"securityGroups: []"))
+	for _, f := range allFacts {
+		if f == ClusterNodeClasses {
+			continue
+		}
+		t.Run("Known "+string(f), func(t *testing.T) {
+			if err := s.Known(ctx, f); err != nil {
+				t.Errorf("present section unknown: %v", err)
+			}
+		})
+	}
+	t.Run("answers", func(t *testing.T) {
+		if r, err := s.Role(ctx, "KarpenterNodeRole"); r != nil || err != nil {
+			t.Errorf("Role with roles: [] = %v, %v; want nil, nil (does not exist)", r, err)
+		}
+		if p, err := s.InstanceProfile(ctx, "p"); p != nil || err != nil {
+			t.Errorf("InstanceProfile = %v, %v; want nil, nil", p, err)
+		}
+		if m, err := s.AWSAuth(ctx); m != nil || err != nil {
+			t.Errorf("AWSAuth with awsAuth: {} = %v, %v; want nil, nil (no ConfigMap)", m, err)
+		}
+		if e, err := s.AccessEntries(ctx); len(e) != 0 || err != nil {
+			t.Errorf("AccessEntries = %v, %v; want none", e, err)
+		}
+		if i, err := s.Images(ctx, ImageTerm{Name: "*"}); len(i) != 0 || err != nil {
+			t.Errorf("Images = %v, %v; want none", i, err)
+		}
+		if v, ok, err := s.SSMParameter(ctx, "/aws/service/x"); v != "" || ok || err != nil {
+			t.Errorf("SSMParameter = %q, %v, %v; want not found", v, ok, err)
+		}
+		if n, err := s.Subnets(ctx, SelectorTerm{Tags: map[string]string{"a": "*"}}); len(n) != 0 || err != nil {
+			t.Errorf("Subnets = %v, %v; want none", n, err)
+		}
+		if g, err := s.SecurityGroups(ctx, SelectorTerm{Name: "*"}); len(g) != 0 || err != nil {
+			t.Errorf("SecurityGroups = %v, %v; want none", g, err)
+		}
+		if c, err := s.Cluster(ctx); err != nil || c.Name != "prod" || !c.HonoursAccessEntries() || c.HonoursAWSAuth() || c.Minor() != 33 {
+			t.Errorf("Cluster = %+v, %v", c, err)
+		}
+	})
+}
+
+// TestSnapshotKnownCluster: the cluster facts are known one by one; access entries need no section
+// in mode CONFIG_MAP, where EKS does not read them.
+func TestSnapshotKnownCluster(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		cluster []string
+		known   map[Fact]bool
+	}{
+		{"no authenticationMode", []string{"cluster:", "  name: prod", "  version: \"1.33\""},
+			map[Fact]bool{ClusterAuthenticationMode: false, ClusterVersion: true, ClusterVPCID: false, AccessEntries: false}},
+		{"mode CONFIG_MAP without accessEntries", []string{"cluster:", "  authenticationMode: CONFIG_MAP", "  vpcID: vpc-1"},
+			map[Fact]bool{ClusterAuthenticationMode: true, ClusterVersion: false, ClusterVPCID: true, AccessEntries: true}},
+		{"mode API without accessEntries", []string{"cluster:", "  authenticationMode: API"},
+			map[Fact]bool{ClusterAuthenticationMode: true, AccessEntries: false}},
+		{"mode API_AND_CONFIG_MAP without accessEntries", []string{"cluster:", "  authenticationMode: API_AND_CONFIG_MAP"},
+			map[Fact]bool{AccessEntries: false}},
+		{"empty cluster", []string{"cluster: {}"},
+			map[Fact]bool{ClusterAuthenticationMode: false, ClusterVersion: false, ClusterVPCID: false, AccessEntries: false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustDecode(t, lines(append([]string{hdrAPI, hdrKind}, tc.cluster...)...))
+			for f, known := range tc.known {
+				err := s.Known(ctx, f)
+				switch {
+				case known && err != nil:
+					t.Errorf("%s unknown: %v", f, err)
+				case !known:
+					wantUnknown(t, string(f), err, f, "not in the facts snapshot")
+				}
+			}
+			if tc.known[AccessEntries] {
+				if e, err := s.AccessEntries(ctx); e != nil || err != nil {
+					t.Errorf("AccessEntries = %v, %v; want none, known", e, err)
+				}
+			}
+			if c, err := s.Cluster(ctx); c == nil || err != nil {
+				t.Errorf("Cluster = %v, %v; want the cluster", c, err)
+			}
+		})
+	}
+}
+
+// TestSnapshotRoleAndProfile: IAM names are found case-insensitively, as IAM compares them.
+func TestSnapshotRoleAndProfile(t *testing.T) {
+	ctx := context.Background()
+	s := mustDecode(t, lines(hdrAPI, hdrKind,
+		"roles:",
+		"  - name: KarpenterNodeRole-prod",
+		"    arn: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod",
+		"  - name: Other",
+		"    arn: arn:aws:iam::111122223333:role/x/Other",
+		"instanceProfiles:",
+		"  - name: NodeProfile",
+		"    roles: [KarpenterNodeRole-prod]"))
+	cases := []struct {
+		name, lookup, want string
+	}{
+		{"exact", "KarpenterNodeRole-prod", "KarpenterNodeRole-prod"},
+		{"other case", "karpenternoderole-PROD", "KarpenterNodeRole-prod"},
+		{"second", "Other", "Other"},
+		{"missing", "Missing", ""},
+		{"prefix is not a match", "KarpenterNodeRole", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := s.Role(ctx, tc.lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && r != nil:
+				t.Errorf("Role(%q) = %+v, want none", tc.lookup, r)
+			case tc.want != "" && (r == nil || r.Name != tc.want):
+				t.Errorf("Role(%q) = %+v, want %s", tc.lookup, r, tc.want)
+			}
+		})
+	}
+	if r, _ := s.Role(ctx, "Other"); r == nil || r.PathlessARN() != "arn:aws:iam::111122223333:role/Other" {
+		t.Errorf("PathlessARN of a role with a path: %+v", r)
+	}
+	if p, err := s.InstanceProfile(ctx, "nodeprofile"); err != nil || p == nil || p.Name != "NodeProfile" || len(p.Roles) != 1 {
+		t.Errorf("InstanceProfile(nodeprofile) = %+v, %v", p, err)
+	}
+	if p, err := s.InstanceProfile(ctx, "nope"); err != nil || p != nil {
+		t.Errorf("InstanceProfile(nope) = %+v, %v; want nil, nil", p, err)
+	}
+}
+
+// TestWithAWSAuth: an aws-auth ConfigMap of the input fills awsAuth only when the snapshot has none; a
+// malformed one makes awsAuth unknown; the original snapshot is never changed.
+func TestWithAWSAuth(t *testing.T) {
+	ctx := context.Background()
+	input := map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/input\n"}
+	cases := []struct {
+		name      string
+		snapshot  string
+		data      map[string]string
+		malformed bool
+		want      map[string]string // when known
+		unknown   string            // reason, when unknown
+	}{
+		{"fills an absent awsAuth", "", input, false, input, ""},
+		{"an empty ConfigMap is a known empty aws-auth", "", map[string]string{}, false, nil, ""},
+		{"nil data is a known empty aws-auth", "", nil, false, nil, ""},
+		{"malformed makes it unknown", "", input, true, nil, "malformed"},
+		{"the snapshot's awsAuth wins", "awsAuth:\n  mapUsers: \"[]\"\n", input, false, map[string]string{"mapUsers": "[]"}, ""},
+		{"the snapshot's empty awsAuth wins", "awsAuth: {}\n", input, false, nil, ""},
+		{"the snapshot's awsAuth wins over a malformed input", "awsAuth:\n  mapUsers: \"[]\"\n", input, true, map[string]string{"mapUsers": "[]"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := mustDecode(t, lines(hdrAPI, hdrKind)+tc.snapshot)
+			before := base.Known(ctx, AWSAuth)
+			s := base.WithAWSAuth(tc.data, tc.malformed)
+			got, err := s.AWSAuth(ctx)
+			if tc.unknown != "" {
+				var u *UnknownError
+				if !errors.As(err, &u) || u.Fact != AWSAuth || !strings.Contains(u.Reason, tc.unknown) {
+					t.Errorf("AWSAuth = %v, %v; want unknown because %s", got, err, tc.unknown)
+				}
+				if kerr := s.Known(ctx, AWSAuth); !IsUnknown(kerr) || !strings.Contains(kerr.Error(), tc.unknown) {
+					t.Errorf("Known(awsAuth) = %v; want unknown because %s", kerr, tc.unknown)
+				}
+			} else {
+				if err != nil || len(got) != len(tc.want) {
+					t.Fatalf("AWSAuth = %v, %v; want %v", got, err, tc.want)
+				}
+				for k, v := range tc.want {
+					if got[k] != v {
+						t.Errorf("AWSAuth[%s] = %q, want %q", k, got[k], v)
+					}
+				}
+				if err := s.Known(ctx, AWSAuth); err != nil {
+					t.Errorf("Known(awsAuth) = %v", err)
+				}
+			}
+			if after := base.Known(ctx, AWSAuth); (before == nil) != (after == nil) {
+				t.Errorf("WithAWSAuth changed the original snapshot: known %v before, %v after", before, after)
+			}
+		})
+	}
+}
+
+// TestNone: the provider without facts knows nothing and says so.
+func TestNone(t *testing.T) {
+	ctx := context.Background()
+	var p Provider = None{}
+	for _, f := range allFacts {
+		wantUnknown(t, "Known "+string(f), p.Known(ctx, f), f, "no facts")
+	}
+	_, err := p.Cluster(ctx)
+	wantUnknown(t, "Cluster", err, "cluster", "no facts")
+	_, err = p.AccessEntries(ctx)
+	wantUnknown(t, "AccessEntries", err, AccessEntries, "no facts")
+	_, err = p.AWSAuth(ctx)
+	wantUnknown(t, "AWSAuth", err, AWSAuth, "no facts")
+	_, err = p.Role(ctx, "r")
+	wantUnknown(t, "Role", err, Roles, "no facts")
+	_, err = p.InstanceProfile(ctx, "p")
+	wantUnknown(t, "InstanceProfile", err, InstanceProfiles, "no facts")
+	_, err = p.Images(ctx, ImageTerm{})
+	wantUnknown(t, "Images", err, Images, "no facts")
+	_, _, err = p.SSMParameter(ctx, "/p")
+	wantUnknown(t, "SSMParameter", err, SSMParameters, "no facts")
+	_, err = p.Subnets(ctx, SelectorTerm{})
+	wantUnknown(t, "Subnets", err, Subnets, "no facts")
+	_, err = p.SecurityGroups(ctx, SelectorTerm{})
+	wantUnknown(t, "SecurityGroups", err, SecurityGroups, "no facts")
+	if IsUnknown(errors.New("timeout")) || IsUnknown(nil) {
+		t.Error("IsUnknown is true for an error that is not an UnknownError")
+	}
+	if e := Unknown(Roles, "AWS timeout").Error(); e != "AWS timeout: roles" {
+		t.Errorf("UnknownError text %q", e)
+	}
+}
+
+var _ Provider = (*Snapshot)(nil)
