@@ -59,8 +59,9 @@ type Provider interface {
 	Cluster(ctx context.Context) (*Cluster, error)
 	// AccessEntries returns every access entry of the cluster.
 	AccessEntries(ctx context.Context) ([]AccessEntry, error)
-	// AWSAuth returns the data of kube-system/aws-auth; nil when the ConfigMap does not exist.
-	AWSAuth(ctx context.Context) (map[string]string, error)
+	// AWSAuth returns kube-system/aws-auth, parsed; nil when the ConfigMap does not exist. A malformed
+	// ConfigMap is unknown: EKS ignores it whole.
+	AWSAuth(ctx context.Context) (*AWSAuthData, error)
 	// Role returns the IAM role of that name, or nil when none exists.
 	Role(ctx context.Context, name string) (*Role, error)
 	// InstanceProfile returns the instance profile of that name, or nil when none exists.

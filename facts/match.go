@@ -1,6 +1,9 @@
 package facts
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // This file holds EC2's selector semantics, shared by the snapshot provider and by tests of the live
 // provider's filters: terms are ORed by callers, the fields of one term ANDed; name and tag values
@@ -10,49 +13,70 @@ import "strings"
 // included), ? exactly one, and a backslash makes the next *, ? or backslash literal (`\*amazon\?\\` is
 // the literal string `*amazon?\`, as the EC2 API reference has it); every other character,
 // [ and a backslash before anything else included, is literal. Matching is case-sensitive.
+//
+// It walks both strings rune by rune without allocating: the snapshot provider calls it for every
+// image of an account on every name term.
 func Wildcard(pattern, value string) bool {
 	if !strings.ContainsAny(pattern, "*?\\") {
 		return pattern == value
 	}
-	// Tokens: a rune to match literally, or one of the wildcards.
-	const star, one = -1, -2
-	var pat []rune
-	rs := []rune(pattern)
-	for i := 0; i < len(rs); i++ {
-		switch r := rs[i]; {
-		case r == '\\' && i+1 < len(rs) && strings.ContainsRune("*?\\", rs[i+1]):
-			pat = append(pat, rs[i+1])
-			i++
-		case r == '*':
-			pat = append(pat, star)
-		case r == '?':
-			pat = append(pat, one)
-		default:
-			pat = append(pat, r)
-		}
-	}
-	val := []rune(value)
 	// Greedy match, backtracking to the last star only: linear in practice, O(len*len) at worst.
 	p, v, lastStar, lastV := 0, 0, -1, 0
-	for v < len(val) {
+	for v < len(value) {
+		tok, tokLen := wildcardToken(pattern, p)
 		switch {
-		case p < len(pat) && pat[p] == star:
-			lastStar, lastV = p, v
-			p++
-		case p < len(pat) && (pat[p] == one || pat[p] == val[v]):
-			p++
-			v++
-		case lastStar >= 0:
-			lastV++
-			p, v = lastStar+1, lastV
-		default:
+		case tok == wildStar:
+			lastStar, lastV = p+tokLen, v
+			p += tokLen
+			continue
+		case tok != wildEnd:
+			r, n := utf8.DecodeRuneInString(value[v:])
+			if tok == wildOne || tok == r {
+				p += tokLen
+				v += n
+				continue
+			}
+		}
+		if lastStar < 0 {
 			return false
 		}
+		_, n := utf8.DecodeRuneInString(value[lastV:])
+		lastV += n
+		p, v = lastStar, lastV
 	}
-	for p < len(pat) && pat[p] == star {
-		p++
+	for {
+		tok, tokLen := wildcardToken(pattern, p)
+		if tok != wildStar {
+			return tok == wildEnd
+		}
+		p += tokLen
 	}
-	return p == len(pat)
+}
+
+// Pattern tokens besides literal runes.
+const (
+	wildEnd  rune = -1
+	wildStar rune = -2
+	wildOne  rune = -3
+)
+
+// wildcardToken returns the pattern token at byte offset p and its length in bytes: a literal rune
+// (an escaped *, ? or backslash included), wildStar, wildOne, or wildEnd past the pattern.
+func wildcardToken(pattern string, p int) (rune, int) {
+	if p >= len(pattern) {
+		return wildEnd, 0
+	}
+	switch c := pattern[p]; c {
+	case '*':
+		return wildStar, 1
+	case '?':
+		return wildOne, 1
+	case '\\':
+		if p+1 < len(pattern) && strings.IndexByte(`*?\`, pattern[p+1]) >= 0 {
+			return rune(pattern[p+1]), 2
+		}
+	}
+	return utf8.DecodeRuneInString(pattern[p:])
 }
 
 // MatchTags reports whether tags carry every key of want with a matching value ("*" = any value).

@@ -3,10 +3,12 @@ package facts
 import (
 	"context"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestWildcard: EC2 filter patterns: * any run (slashes included), ? one character, a backslash
@@ -437,4 +439,41 @@ func TestAliasParameters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzWildcard checks Wildcard against a reference built from the standard library's regexp: the
+// pattern translated token by token (* to .*, ? to one character, escapes and everything else quoted).
+func FuzzWildcard(f *testing.F) {
+	for _, s := range [][2]string{
+		{"amazon-eks-node-al2023-*-standard-1.33-*", "amazon-eks-node-al2023-x86_64-standard-1.33-v20251112"},
+		{`\*amazon\?\\`, `*amazon?\`}, {"a?c", "aéc"}, {"*a*b", "aaab"}, {`a\`, `a\`}, {"[*]", "[x]"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, value string) {
+		if !utf8.ValidString(pattern) || !utf8.ValidString(value) || len(pattern) > 64 {
+			return
+		}
+		var re strings.Builder
+		re.WriteString(`(?s)\A`)
+		rs := []rune(pattern)
+		for i := 0; i < len(rs); i++ {
+			switch r := rs[i]; {
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`*?\`, rs[i+1]):
+				re.WriteString(regexp.QuoteMeta(string(rs[i+1])))
+				i++
+			case r == '*':
+				re.WriteString(".*")
+			case r == '?':
+				re.WriteString(".")
+			default:
+				re.WriteString(regexp.QuoteMeta(string(r)))
+			}
+		}
+		re.WriteString(`\z`)
+		want := regexp.MustCompile(re.String()).MatchString(value)
+		if got := Wildcard(pattern, value); got != want {
+			t.Errorf("Wildcard(%q, %q) = %v, regexp %s says %v", pattern, value, got, re.String(), want)
+		}
+	})
 }

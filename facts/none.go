@@ -19,7 +19,7 @@ func (None) AccessEntries(context.Context) ([]AccessEntry, error) {
 }
 
 // AWSAuth implements Provider.
-func (None) AWSAuth(context.Context) (map[string]string, error) {
+func (None) AWSAuth(context.Context) (*AWSAuthData, error) {
 	return nil, Unknown(AWSAuth, noFacts)
 }
 

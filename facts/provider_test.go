@@ -225,7 +225,7 @@ func TestSnapshotRoleAndProfile(t *testing.T) {
 // malformed one makes awsAuth unknown; the original snapshot is never changed.
 func TestWithAWSAuth(t *testing.T) {
 	ctx := context.Background()
-	input := map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/input\n"}
+	input := map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/input\n  username: system:node:{{EC2PrivateDNSName}}\n"}
 	cases := []struct {
 		name      string
 		snapshot  string
@@ -241,6 +241,8 @@ func TestWithAWSAuth(t *testing.T) {
 		{"the snapshot's awsAuth wins", "awsAuth:\n  mapUsers: \"[]\"\n", input, false, map[string]string{"mapUsers": "[]"}, ""},
 		{"the snapshot's empty awsAuth wins", "awsAuth: {}\n", input, false, nil, ""},
 		{"the snapshot's awsAuth wins over a malformed input", "awsAuth:\n  mapUsers: \"[]\"\n", input, true, map[string]string{"mapUsers": "[]"}, ""},
+		{"a malformed awsAuth in the snapshot is unknown", "awsAuth:\n  mapRoles: \"- rolearn: arn:aws:iam::111122223333:role/x\"\n", nil, false, nil,
+			"awsAuth in the facts snapshot is malformed (mapRoles line 1: entry has no username)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,12 +259,16 @@ func TestWithAWSAuth(t *testing.T) {
 					t.Errorf("Known(awsAuth) = %v; want unknown because %s", kerr, tc.unknown)
 				}
 			} else {
-				if err != nil || len(got) != len(tc.want) {
+				var data map[string]string
+				if got != nil {
+					data = got.Data
+				}
+				if err != nil || len(data) != len(tc.want) {
 					t.Fatalf("AWSAuth = %v, %v; want %v", got, err, tc.want)
 				}
 				for k, v := range tc.want {
-					if got[k] != v {
-						t.Errorf("AWSAuth[%s] = %q, want %q", k, got[k], v)
+					if data[k] != v {
+						t.Errorf("AWSAuth[%s] = %q, want %q", k, data[k], v)
 					}
 				}
 				if err := s.Known(ctx, AWSAuth); err != nil {

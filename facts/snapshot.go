@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -291,15 +293,32 @@ func cleanYAMLError(err error) string {
 	return strings.Join(out, "; ")
 }
 
-// Snapshot is the provider backed by a ClusterFacts document.
+// Snapshot is the provider backed by a ClusterFacts document. It never changes after construction, so
+// one Snapshot serves any number of concurrent evaluations.
 type Snapshot struct {
 	facts *ClusterFacts
-	// awsAuthProblem, when set, makes awsAuth unknown: the aws-auth in the input is malformed.
-	awsAuthProblem string
+	// selections memoises the answers to selector terms: the webhook asks the same few terms of the
+	// same snapshot on every request, and matching a name pattern against every image is the costliest
+	// question a snapshot answers.
+	selections *termMemo
+	// awsAuth is facts.AWSAuth parsed once; awsAuthErr, when set, makes awsAuth unknown (malformed).
+	awsAuth    *AWSAuthData
+	awsAuthErr error
 }
 
 // NewSnapshot returns the provider for a decoded snapshot.
-func NewSnapshot(cf *ClusterFacts) *Snapshot { return &Snapshot{facts: cf} }
+func NewSnapshot(cf *ClusterFacts) *Snapshot {
+	return newSnapshot(cf, "awsAuth in the facts snapshot")
+}
+
+// newSnapshot parses awsAuth, which came from source, once.
+func newSnapshot(cf *ClusterFacts, source string) *Snapshot {
+	s := &Snapshot{facts: cf, selections: &termMemo{}}
+	if cf.AWSAuth != nil && len(*cf.AWSAuth) > 0 {
+		s.awsAuth, s.awsAuthErr = ParseAWSAuth(*cf.AWSAuth, source)
+	}
+	return s
+}
 
 // WithAWSAuth returns a provider whose awsAuth comes from an aws-auth ConfigMap of the input when the
 // snapshot has none. A malformed ConfigMap makes awsAuth unknown (EKS would ignore it anyway, and the
@@ -308,19 +327,18 @@ func (s *Snapshot) WithAWSAuth(data map[string]string, malformed bool) *Snapshot
 	if s.facts.AWSAuth != nil {
 		return s
 	}
-	c := *s
 	cf := *s.facts
-	c.facts = &cf
 	if malformed {
-		c.awsAuthProblem = "the aws-auth ConfigMap in the input is malformed"
-		return &c
+		return &Snapshot{facts: &cf, selections: s.selections, awsAuthErr: Unknown(AWSAuth, "the aws-auth ConfigMap in the input is malformed")}
 	}
 	d := data
 	if d == nil {
 		d = map[string]string{}
 	}
 	cf.AWSAuth = &d
-	return &c
+	c := newSnapshot(&cf, "the aws-auth ConfigMap in the input")
+	c.selections = s.selections // the same images, subnets and groups
+	return c
 }
 
 // Facts returns the snapshot document.
@@ -343,8 +361,8 @@ func (s *Snapshot) Known(_ context.Context, f Fact) error {
 		// In mode CONFIG_MAP there are no access entries to know: EKS does not read them.
 		known = cf.AccessEntries != nil || (cf.Cluster != nil && cf.Cluster.AuthenticationMode == ModeConfigMap)
 	case AWSAuth:
-		if s.awsAuthProblem != "" {
-			return Unknown(f, s.awsAuthProblem)
+		if s.awsAuthErr != nil {
+			return s.awsAuthErr
 		}
 		known = cf.AWSAuth != nil
 	case Roles:
@@ -386,14 +404,11 @@ func (s *Snapshot) AccessEntries(ctx context.Context) ([]AccessEntry, error) {
 }
 
 // AWSAuth implements Provider.
-func (s *Snapshot) AWSAuth(ctx context.Context) (map[string]string, error) {
+func (s *Snapshot) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
 	if err := s.Known(ctx, AWSAuth); err != nil {
 		return nil, err
 	}
-	if len(*s.facts.AWSAuth) == 0 {
-		return nil, nil
-	}
-	return *s.facts.AWSAuth, nil
+	return s.awsAuth, nil
 }
 
 // Role implements Provider.
@@ -438,13 +453,16 @@ func (s *Snapshot) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
 	if s.facts.Cluster != nil {
 		account = s.facts.Cluster.AccountID
 	}
-	var out []Image
-	for _, img := range *s.facts.Images {
-		if MatchImage(t, img, account) {
-			out = append(out, img)
+	out := s.selections.get("image\x00"+t.Key(), func() any {
+		var out []Image
+		for _, img := range *s.facts.Images {
+			if MatchImage(t, img, account) {
+				out = append(out, img)
+			}
 		}
-	}
-	return out, nil
+		return out
+	})
+	return out.([]Image), nil
 }
 
 // SSMParameter implements Provider.
@@ -461,13 +479,16 @@ func (s *Snapshot) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error
 	if err := s.Known(ctx, Subnets); err != nil {
 		return nil, err
 	}
-	var out []Subnet
-	for _, sn := range *s.facts.Subnets {
-		if MatchSubnet(t, sn) {
-			out = append(out, sn)
+	out := s.selections.get("subnet\x00"+t.Key(), func() any {
+		var out []Subnet
+		for _, sn := range *s.facts.Subnets {
+			if MatchSubnet(t, sn) {
+				out = append(out, sn)
+			}
 		}
-	}
-	return out, nil
+		return out
+	})
+	return out.([]Subnet), nil
 }
 
 // SecurityGroups implements Provider.
@@ -475,11 +496,37 @@ func (s *Snapshot) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 	if err := s.Known(ctx, SecurityGroups); err != nil {
 		return nil, err
 	}
-	var out []SecurityGroup
-	for _, g := range *s.facts.SecurityGroups {
-		if MatchSecurityGroup(t, g) {
-			out = append(out, g)
+	out := s.selections.get("sg\x00"+t.Key(), func() any {
+		var out []SecurityGroup
+		for _, g := range *s.facts.SecurityGroups {
+			if MatchSecurityGroup(t, g) {
+				out = append(out, g)
+			}
+		}
+		return out
+	})
+	return out.([]SecurityGroup), nil
+}
+
+// termMemo remembers what a selector term selected in an immutable snapshot. It holds at most
+// maxMemoTerms answers, so that a stream of distinct terms cannot grow it without bound; past that,
+// answers are computed and not kept.
+type termMemo struct {
+	answers sync.Map // key → selection (a slice); never changes once stored
+	size    atomic.Int64
+}
+
+const maxMemoTerms = 4096
+
+func (m *termMemo) get(key string, compute func() any) any {
+	if v, ok := m.answers.Load(key); ok {
+		return v
+	}
+	v := compute()
+	if m.size.Load() < maxMemoTerms {
+		if _, loaded := m.answers.LoadOrStore(key, v); !loaded {
+			m.size.Add(1)
 		}
 	}
-	return out, nil
+	return v
 }

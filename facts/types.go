@@ -2,8 +2,11 @@ package facts
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
 )
 
 // Authentication modes of an EKS cluster.
@@ -134,4 +137,50 @@ type SelectorTerm struct {
 	ID   string
 	Name string
 	Tags map[string]string
+}
+
+// AWSAuthData is the kube-system/aws-auth ConfigMap: its data as stored, and that data parsed the way
+// EKS reads it. Providers parse once per version of the ConfigMap, not once per question: every
+// EC2NodeClass of every admission request asks.
+type AWSAuthData struct {
+	Data   map[string]string
+	Config awsauth.Config
+}
+
+// ParseAWSAuth parses aws-auth data; a malformed ConfigMap is an unknown fact (EKS ignores it whole),
+// with the first problem and where it came from (such as "the aws-auth ConfigMap in the cluster") in
+// the reason.
+func ParseAWSAuth(data map[string]string, source string) (*AWSAuthData, error) {
+	cfg, problems := awsauth.Parse(data)
+	if len(problems) > 0 {
+		return nil, Unknown(AWSAuth, fmt.Sprintf("%s is malformed (%s)", source, problems[0]))
+	}
+	return &AWSAuthData{Data: data, Config: cfg}, nil
+}
+
+// Key is a canonical string for the term, equal for equal terms (tags sorted): the key of caches.
+func (t ImageTerm) Key() string {
+	return "id=" + t.ID + "\x00name=" + t.Name + "\x00owner=" + t.Owner + "\x00ssm=" + t.SSMParameter + "\x00" + tagsKey(t.Tags)
+}
+
+// Key is a canonical string for the term, equal for equal terms (tags sorted): the key of caches.
+func (t SelectorTerm) Key() string {
+	return "id=" + t.ID + "\x00name=" + t.Name + "\x00" + tagsKey(t.Tags)
+}
+
+func tagsKey(tags map[string]string) string {
+	ks := make([]string, 0, len(tags))
+	for k := range tags {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	var b strings.Builder
+	for _, k := range ks {
+		b.WriteString("tag:")
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(tags[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }

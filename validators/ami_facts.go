@@ -217,7 +217,7 @@ func aliasField(o *objects.Object) (string, int) {
 // per evaluation (several rules ask). An alias is resolved through the SSM parameters for the cluster's
 // version and both architectures.
 func (c *Context) resolveTerm(t objects.AMISelectorTerm) ([]facts.Image, string, error) {
-	key := fmt.Sprintf("%+v", t)
+	key := t.Alias + "\x00" + facts.ImageTerm{ID: t.ID, Name: t.Name, Owner: t.Owner, SSMParameter: t.SSMParameter, Tags: t.Tags}.Key()
 	if r, ok := c.terms[key]; ok {
 		return r.images, r.desc, r.err
 	}

@@ -2,7 +2,6 @@ package validators
 
 import (
 	"errors"
-	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"sort"
 	"strings"
 
@@ -36,8 +35,8 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	c.nodeClasses = nil
 	c.auth = map[*objects.Object]authResult{}
 	c.terms = map[string]termResult{}
-	c.selections = map[string]selection{}
-	c.awsAuth = map[string]awsauth.Config{}
+	c.subnets = map[*objects.Object]selection{}
+	c.groups = map[*objects.Object]selection{}
 	var res Result
 	for _, o := range objs {
 		kind := kindOf(o)

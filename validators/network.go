@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -152,8 +153,8 @@ var subnetPublic = &Rule{
 	},
 }
 
-// selection is a memoised answer for one subnet or security-group term: many EC2NodeClasses share
-// their selectors, and three rules read them.
+// selection is what an EC2NodeClass's subnet or security-group terms select, memoised per object for
+// one evaluation: three rules read it. Providers memoise the answers per term.
 type selection struct {
 	subnets []facts.Subnet
 	groups  []facts.SecurityGroup
@@ -162,52 +163,41 @@ type selection struct {
 
 // selectedSubnets returns the subnets the class selects (terms ORed, without duplicates).
 func (c *Context) selectedSubnets(o *objects.Object) ([]facts.Subnet, error) {
-	seen := map[string]bool{}
-	var out []facts.Subnet
-	for _, t := range o.NodeClass.Spec.SubnetSelectorTerms {
-		key := fmt.Sprintf("subnet %+v", t)
-		r, ok := c.selections[key]
-		if !ok {
-			r.subnets, r.err = c.Facts.Subnets(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
-			if c.selections != nil {
-				c.selections[key] = r
-			}
-		}
-		got, err := r.subnets, r.err
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range got {
-			if !seen[s.ID] {
-				seen[s.ID] = true
-				out = append(out, s)
-			}
+	r, ok := c.subnets[o]
+	if !ok {
+		r.subnets, r.err = selectUnion(c, o.NodeClass.Spec.SubnetSelectorTerms, c.Facts.Subnets, func(s facts.Subnet) string { return s.ID })
+		if c.subnets != nil {
+			c.subnets[o] = r
 		}
 	}
-	return out, nil
+	return r.subnets, r.err
 }
 
-// selectedGroups returns the security groups the class selects.
+// selectedGroups returns the security groups the class selects (terms ORed, without duplicates).
 func (c *Context) selectedGroups(o *objects.Object) ([]facts.SecurityGroup, error) {
-	seen := map[string]bool{}
-	var out []facts.SecurityGroup
-	for _, t := range o.NodeClass.Spec.SecurityGroupSelectorTerms {
-		key := fmt.Sprintf("sg %+v", t)
-		r, ok := c.selections[key]
-		if !ok {
-			r.groups, r.err = c.Facts.SecurityGroups(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
-			if c.selections != nil {
-				c.selections[key] = r
-			}
+	r, ok := c.groups[o]
+	if !ok {
+		r.groups, r.err = selectUnion(c, o.NodeClass.Spec.SecurityGroupSelectorTerms, c.Facts.SecurityGroups, func(g facts.SecurityGroup) string { return g.ID })
+		if c.groups != nil {
+			c.groups[o] = r
 		}
-		got, err := r.groups, r.err
+	}
+	return r.groups, r.err
+}
+
+// selectUnion asks the provider for each term and returns the union of the answers, in order.
+func selectUnion[T any](c *Context, terms []objects.SelectorTerm, ask func(context.Context, facts.SelectorTerm) ([]T, error), id func(T) string) ([]T, error) {
+	seen := map[string]bool{}
+	var out []T
+	for _, t := range terms {
+		got, err := ask(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range got {
-			if !seen[g.ID] {
-				seen[g.ID] = true
-				out = append(out, g)
+		for _, x := range got {
+			if k := id(x); !seen[k] {
+				seen[k] = true
+				out = append(out, x)
 			}
 		}
 	}

@@ -129,7 +129,7 @@ var awsAuthRoleARNHasPath = &Rule{
 		if err != nil {
 			return c.unknownFact(err)
 		}
-		m := c.matchMappings(data, r.role)
+		m := matchMappings(data, r.role)
 		if m.pathless != nil || m.pathed == nil {
 			return nil
 		}
@@ -278,12 +278,12 @@ type roleMappings struct {
 	pathed   *awsauth.RoleMapping
 }
 
-func (c *Context) matchMappings(data map[string]string, role *facts.Role) roleMappings {
+func matchMappings(auth *facts.AWSAuthData, role *facts.Role) roleMappings {
 	var m roleMappings
-	if data == nil {
+	if auth == nil {
 		return m
 	}
-	cfg := c.parseAWSAuth(data)
+	cfg := auth.Config
 	for i, rm := range cfg.MapRoles {
 		switch {
 		case strings.EqualFold(rm.RoleARN, role.PathlessARN()):
@@ -297,19 +297,6 @@ func (c *Context) matchMappings(data map[string]string, role *facts.Role) roleMa
 		}
 	}
 	return m
-}
-
-// parseAWSAuth parses aws-auth data once per evaluation (every EC2NodeClass asks).
-func (c *Context) parseAWSAuth(data map[string]string) awsauth.Config {
-	key := data[awsauth.KeyMapRoles] + "\x00" + data[awsauth.KeyMapUsers] + "\x00" + data[awsauth.KeyMapAccounts]
-	if cfg, ok := c.awsAuth[key]; ok {
-		return cfg
-	}
-	cfg, _ := awsauth.Parse(data)
-	if c.awsAuth != nil {
-		c.awsAuth[key] = cfg
-	}
-	return cfg
 }
 
 // authorization is the analysis of domain.md §3 for one EC2NodeClass.
@@ -377,7 +364,7 @@ func (c *Context) analyseAuthorization(o *objects.Object) (*authorization, error
 		// Mode API ignores aws-auth; when it is known anyway, say that it maps the role in vain.
 		if c.Facts.Known(c, facts.AWSAuth) == nil {
 			if data, err := c.Facts.AWSAuth(c); err == nil {
-				a.mappings = c.matchMappings(data, r.role)
+				a.mappings = matchMappings(data, r.role)
 			}
 		}
 	default:
@@ -386,7 +373,7 @@ func (c *Context) analyseAuthorization(o *objects.Object) (*authorization, error
 			a.awsAuthErr = err
 			break
 		}
-		a.mappings = c.matchMappings(data, r.role)
+		a.mappings = matchMappings(data, r.role)
 		if m := a.mappings.pathless; m != nil {
 			a.mappingProblem = mappingProblem(*m, a.windows)
 			a.mappingOK = a.mappingProblem == ""

@@ -3,7 +3,6 @@ package validators
 import (
 	"context"
 	"fmt"
-	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"sort"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -74,9 +73,9 @@ type Context struct {
 	userData map[*objects.Object]parsedUserData
 	auth     map[*objects.Object]authResult
 	terms    map[string]termResult
-	// selections memoises subnet and security-group terms.
-	selections map[string]selection
-	awsAuth    map[string]awsauth.Config
+	// subnets and groups memoise what each EC2NodeClass selects.
+	subnets map[*objects.Object]selection
+	groups  map[*objects.Object]selection
 	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
 	gaveUp error
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
