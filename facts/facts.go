@@ -57,8 +57,11 @@ type Provider interface {
 	Known(ctx context.Context, f Fact) error
 	// Cluster returns the cluster's identity, version, authentication mode and VPC.
 	Cluster(ctx context.Context) (*Cluster, error)
-	// AccessEntries returns every access entry of the cluster.
-	AccessEntries(ctx context.Context) ([]AccessEntry, error)
+	// AccessEntry returns the cluster's access entry for a role: the entry whose principal is the
+	// role's ARN, with or without its IAM path, compared case-insensitively; nil when there is none
+	// (and in mode CONFIG_MAP, where EKS has no access entries). One question per role, not a list of
+	// every entry: a live provider then describes only the entries the rules ask about.
+	AccessEntry(ctx context.Context, role *Role) (*AccessEntry, error)
 	// AWSAuth returns kube-system/aws-auth, parsed; nil when the ConfigMap does not exist. A malformed
 	// ConfigMap is unknown: EKS ignores it whole.
 	AWSAuth(ctx context.Context) (*AWSAuthData, error)

@@ -144,18 +144,20 @@ func MatchImage(t ImageTerm, img Image, account string) bool {
 	return true
 }
 
-// MatchSubnet reports whether a subnet is selected by a term.
+// MatchSubnet reports whether a subnet is selected by a term. A term with an id selects by the id
+// alone: Karpenter ignores the term's other fields (selector-term-ignored-fields warns about them).
 func MatchSubnet(t SelectorTerm, s Subnet) bool {
-	if t.ID != "" && s.ID != t.ID {
-		return false
+	if t.ID != "" {
+		return s.ID == t.ID
 	}
 	return len(t.Tags) == 0 || MatchTags(t.Tags, s.Tags)
 }
 
-// MatchSecurityGroup reports whether a group is selected by a term.
+// MatchSecurityGroup reports whether a group is selected by a term; an id selects alone, as for
+// subnets.
 func MatchSecurityGroup(t SelectorTerm, g SecurityGroup) bool {
-	if t.ID != "" && g.ID != t.ID {
-		return false
+	if t.ID != "" {
+		return g.ID == t.ID
 	}
 	if t.Name != "" && !Wildcard(t.Name, g.Name) {
 		return false

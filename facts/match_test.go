@@ -230,7 +230,9 @@ func TestMatchSubnetAndSecurityGroup(t *testing.T) {
 		{"discovery tag of another cluster", SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "staging"}}, false, false},
 		{"tag key present", SelectorTerm{Tags: map[string]string{"Name": "*"}}, true, false},
 		{"tag pattern", SelectorTerm{Tags: map[string]string{"Name": "private-?"}}, true, false},
-		{"id and tags ANDed", SelectorTerm{ID: "subnet-0private1", Tags: map[string]string{"Name": "public-*"}}, false, false},
+		// Karpenter selects by the id alone and ignores the rest (domain.md §1).
+		{"id selects alone, tags ignored", SelectorTerm{ID: "subnet-0private1", Tags: map[string]string{"Name": "public-*"}}, true, false},
+		{"sg id selects alone, name ignored", SelectorTerm{ID: "sg-0node", Name: "default"}, false, true},
 		{"sg name", SelectorTerm{Name: "eks-node"}, false, true},
 		{"sg name pattern", SelectorTerm{Name: "eks-*"}, false, true},
 		{"sg name mismatch", SelectorTerm{Name: "default"}, false, false},

@@ -13,8 +13,8 @@ func (None) Known(_ context.Context, f Fact) error { return Unknown(f, noFacts) 
 // Cluster implements Provider.
 func (None) Cluster(context.Context) (*Cluster, error) { return nil, Unknown("cluster", noFacts) }
 
-// AccessEntries implements Provider.
-func (None) AccessEntries(context.Context) ([]AccessEntry, error) {
+// AccessEntry implements Provider.
+func (None) AccessEntry(context.Context, *Role) (*AccessEntry, error) {
 	return nil, Unknown(AccessEntries, noFacts)
 }
 

@@ -48,7 +48,7 @@ func TestSnapshotKnownAbsent(t *testing.T) {
 		call func() error
 	}{
 		{"Cluster", "cluster", func() error { c, err := s.Cluster(ctx); return nilOr(c == nil, err) }},
-		{"AccessEntries", AccessEntries, func() error { e, err := s.AccessEntries(ctx); return nilOr(e == nil, err) }},
+		{"AccessEntry", AccessEntries, func() error { e, err := s.AccessEntry(ctx, &Role{Name: "r", ARN: "arn:aws:iam::111122223333:role/r"}); return nilOr(e == nil, err) }},
 		{"AWSAuth", AWSAuth, func() error { m, err := s.AWSAuth(ctx); return nilOr(m == nil, err) }},
 		{"Role", Roles, func() error { r, err := s.Role(ctx, "r"); return nilOr(r == nil, err) }},
 		{"InstanceProfile", InstanceProfiles, func() error { p, err := s.InstanceProfile(ctx, "p"); return nilOr(p == nil, err) }},
@@ -110,8 +110,8 @@ func TestSnapshotKnownEmpty(t *testing.T) {
 		if m, err := s.AWSAuth(ctx); m != nil || err != nil {
 			t.Errorf("AWSAuth with awsAuth: {} = %v, %v; want nil, nil (no ConfigMap)", m, err)
 		}
-		if e, err := s.AccessEntries(ctx); len(e) != 0 || err != nil {
-			t.Errorf("AccessEntries = %v, %v; want none", e, err)
+		if e, err := s.AccessEntry(ctx, &Role{Name: "r", ARN: "arn:aws:iam::111122223333:role/r"}); e != nil || err != nil {
+			t.Errorf("AccessEntry = %v, %v; want none", e, err)
 		}
 		if i, err := s.Images(ctx, ImageTerm{Name: "*"}); len(i) != 0 || err != nil {
 			t.Errorf("Images = %v, %v; want none", i, err)
@@ -164,8 +164,8 @@ func TestSnapshotKnownCluster(t *testing.T) {
 				}
 			}
 			if tc.known[AccessEntries] {
-				if e, err := s.AccessEntries(ctx); e != nil || err != nil {
-					t.Errorf("AccessEntries = %v, %v; want none, known", e, err)
+				if e, err := s.AccessEntry(ctx, &Role{Name: "r", ARN: "arn:aws:iam::111122223333:role/r"}); e != nil || err != nil {
+					t.Errorf("AccessEntry = %v, %v; want none, known", e, err)
 				}
 			}
 			if c, err := s.Cluster(ctx); c == nil || err != nil {
@@ -291,8 +291,8 @@ func TestNone(t *testing.T) {
 	}
 	_, err := p.Cluster(ctx)
 	wantUnknown(t, "Cluster", err, "cluster", "no facts")
-	_, err = p.AccessEntries(ctx)
-	wantUnknown(t, "AccessEntries", err, AccessEntries, "no facts")
+	_, err = p.AccessEntry(ctx, &Role{Name: "r"})
+	wantUnknown(t, "AccessEntry", err, AccessEntries, "no facts")
 	_, err = p.AWSAuth(ctx)
 	wantUnknown(t, "AWSAuth", err, AWSAuth, "no facts")
 	_, err = p.Role(ctx, "r")
@@ -316,3 +316,37 @@ func TestNone(t *testing.T) {
 }
 
 var _ Provider = (*Snapshot)(nil)
+
+// TestAccessEntryOfRole: an entry belongs to a role when its principal is the role's ARN with or
+// without the IAM path, in any case; other entries are not the role's.
+func TestAccessEntryOfRole(t *testing.T) {
+	ctx := context.Background()
+	s := mustDecode(t, lines(hdrAPI, hdrKind,
+		"accessEntries:",
+		"  - principalArn: arn:aws:iam::111122223333:role/team/Pathed",
+		"    type: EC2_LINUX",
+		"  - principalArn: arn:aws:iam::111122223333:role/pathless",
+		"    type: STANDARD",
+		"  - principalArn: arn:aws:iam::111122223333:role/Other",
+		"    type: EC2_LINUX",
+	))
+	cases := []struct {
+		role Role
+		want string // the entry's type, "" for none
+	}{
+		{Role{Name: "Pathed", Path: "/team/", ARN: "arn:aws:iam::111122223333:role/team/Pathed"}, "EC2_LINUX"},
+		{Role{Name: "Pathless", Path: "/x/", ARN: "arn:aws:iam::111122223333:role/x/Pathless"}, "STANDARD"},
+		{Role{Name: "Missing", Path: "/", ARN: "arn:aws:iam::111122223333:role/Missing"}, ""},
+		{Role{Name: "Pathed", Path: "/", ARN: "arn:aws:iam::444455556666:role/Pathed"}, ""}, // another account
+	}
+	for _, tc := range cases {
+		e, err := s.AccessEntry(ctx, &tc.role)
+		got := ""
+		if e != nil {
+			got = e.Type
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("AccessEntry(%s) = %q, %v; want %q", tc.role.ARN, got, err, tc.want)
+		}
+	}
+}

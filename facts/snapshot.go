@@ -130,12 +130,15 @@ func joinErrors(errs []*SnapshotError) error {
 }
 
 var (
-	accountRE  = regexp.MustCompile(`^\d{12}$`)
-	versionRE  = regexp.MustCompile(`^1\.\d+$`)
-	roleARNRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/(.+/)?[\w+=,.@-]+$`)
-	principRE  = regexp.MustCompile(`^arn:aws[a-z-]*:(iam::\d{12}:(role|user)/(.+/)?[\w+=,.@-]+|sts::\d{12}:assumed-role/.+)$`)
-	profileRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(.+/)?[\w+=,.@-]+$`)
-	entryTypes = map[string]bool{"STANDARD": true, "EC2_LINUX": true, "EC2_WINDOWS": true, "FARGATE_LINUX": true, "HYBRID_LINUX": true, "EC2": true, "HYPERPOD_LINUX": true}
+	accountRE = regexp.MustCompile(`^\d{12}$`)
+	versionRE = regexp.MustCompile(`^1\.\d+$`)
+	roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/(.+/)?[\w+=,.@-]+$`)
+	principRE = regexp.MustCompile(`^arn:aws[a-z-]*:(iam::\d{12}:(role|user)/(.+/)?[\w+=,.@-]+|sts::\d{12}:assumed-role/.+)$`)
+	profileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(.+/)?[\w+=,.@-]+$`)
+	// EC2's ImageState and ArchitectureValues.
+	imageStates        = map[string]bool{"available": true, "pending": true, "failed": true, "deregistered": true, "disabled": true, "invalid": true, "transient": true, "error": true}
+	imageArchitectures = map[string]bool{"x86_64": true, "arm64": true, "i386": true, "x86_64_mac": true, "arm64_mac": true}
+	entryTypes         = map[string]bool{"STANDARD": true, "EC2_LINUX": true, "EC2_WINDOWS": true, "FARGATE_LINUX": true, "HYBRID_LINUX": true, "EC2": true, "HYPERPOD_LINUX": true}
 )
 
 type validator struct {
@@ -234,6 +237,12 @@ func (v *validator) check(cf *ClusterFacts) {
 		seen := map[string]int{}
 		for i, img := range *cf.Images {
 			v.unique(seen, img.ID, "images", i, "id")
+			if img.State != "" && !imageStates[img.State] {
+				v.errorf(v.at("images", i, "state"), "images[%d].state %q: expected available, pending, failed, deregistered, disabled, invalid, transient or error (only available images are selected)", i, img.State)
+			}
+			if img.Architecture != "" && !imageArchitectures[img.Architecture] {
+				v.errorf(v.at("images", i, "architecture"), "images[%d].architecture %q: expected x86_64, arm64, i386, x86_64_mac or arm64_mac", i, img.Architecture)
+			}
 		}
 	}
 	if cf.Subnets != nil {
@@ -392,15 +401,20 @@ func (s *Snapshot) Cluster(context.Context) (*Cluster, error) {
 	return s.facts.Cluster, nil
 }
 
-// AccessEntries implements Provider.
-func (s *Snapshot) AccessEntries(ctx context.Context) ([]AccessEntry, error) {
+// AccessEntry implements Provider.
+func (s *Snapshot) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, error) {
 	if err := s.Known(ctx, AccessEntries); err != nil {
 		return nil, err
 	}
 	if s.facts.AccessEntries == nil {
 		return nil, nil
 	}
-	return *s.facts.AccessEntries, nil
+	for i, e := range *s.facts.AccessEntries {
+		if role.IsPrincipalOf(e.PrincipalARN) {
+			return &(*s.facts.AccessEntries)[i], nil
+		}
+	}
+	return nil, nil
 }
 
 // AWSAuth implements Provider.

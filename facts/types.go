@@ -78,6 +78,12 @@ func (r *Role) PathlessARN() string {
 	return r.ARN[:i] + ":role/" + r.Name
 }
 
+// IsPrincipalOf reports whether an access entry's principal ARN names the role: EKS keys entries to
+// the ARN given at creation, which may carry the role's path or not (compared case-insensitively).
+func (r *Role) IsPrincipalOf(principalARN string) bool {
+	return strings.EqualFold(principalARN, r.ARN) || strings.EqualFold(principalARN, r.PathlessARN())
+}
+
 // InstanceProfile is an IAM instance profile.
 type InstanceProfile struct {
 	Name  string   `yaml:"name" json:"name"`

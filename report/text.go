@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,16 +108,29 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 		p.printf("\n")
 	}
 	if !opt.Quiet && len(r.NotEvaluated) > 0 {
-		seen := map[string]bool{}
-		var ids []string
+		// One paragraph per cause, naming the rules it silenced: "AWS denied iam:GetRole …" tells an
+		// operator which permission costs which checks.
+		var causes []string
+		rules := map[string][]string{}
 		for _, n := range r.NotEvaluated {
-			if !seen[n.Rule] {
-				seen[n.Rule] = true
-				ids = append(ids, n.Rule)
+			for _, c := range causesOf(n) {
+				if _, ok := rules[c]; !ok {
+					causes = append(causes, c)
+				}
+				if !slices.Contains(rules[c], n.Rule) {
+					rules[c] = append(rules[c], n.Rule)
+				}
 			}
 		}
-		sort.Strings(ids)
-		p.printf("%s\n  %s\n\n", p.paint(bold, "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE):"), strings.Join(ids, ", "))
+		for _, c := range causes {
+			heading := "Not evaluated because " + c + ":"
+			if c == "no facts" {
+				heading = "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE):"
+			}
+			ids := rules[c]
+			sort.Strings(ids)
+			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(ids, ", "))
+		}
 	}
 	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 {
 		p.printf("%s\n", r.summaryLine())
@@ -124,18 +138,32 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 	return p.err
 }
 
-// notEvalReasons summarises why checks were not evaluated ("no facts", "AWS timeout").
+// notEvalReasons summarises why checks were not evaluated ("no facts", "AWS throttled ec2:DescribeImages").
 func notEvalReasons(ns []validators.NotEvaluated) string {
 	seen := map[string]bool{}
 	var reasons []string
 	for _, n := range ns {
-		why, _, _ := strings.Cut(n.Reason, ":")
-		if !seen[why] {
-			seen[why] = true
-			reasons = append(reasons, why)
+		for _, why := range causesOf(n) {
+			if !seen[why] {
+				seen[why] = true
+				reasons = append(reasons, why)
+			}
 		}
 	}
 	return strings.Join(reasons, "; ")
+}
+
+// causesOf returns why a rule was not evaluated, without the facts: the engine's Causes, else the
+// reason up to its facts (results decoded from JSON carry no Causes).
+func causesOf(n validators.NotEvaluated) []string {
+	if len(n.Causes) > 0 {
+		return n.Causes
+	}
+	i := strings.LastIndex(n.Reason, ": ")
+	if i < 0 {
+		return []string{n.Reason}
+	}
+	return []string{n.Reason[:i]}
 }
 
 func (r *Report) summaryLine() string {

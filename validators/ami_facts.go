@@ -27,20 +27,29 @@ var amiSelectorNoMatch = &Rule{
 		"public SSM parameters, for x86_64 and arm64.",
 	Check: func(c *Context, o *objects.Object) []Finding {
 		var out []Finding
+		resolved := 0
 		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
 			imgs, desc, err := c.resolveTerm(t)
 			if err != nil {
 				return c.unknownFact(err)
 			}
 			if len(imgs) > 0 {
+				resolved++
 				continue
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
 				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
-				Message: fmt.Sprintf("AMI term %d (%s) resolves to no available image, so Karpenter has nothing to launch", i, desc),
+				Message: fmt.Sprintf("AMI term %d (%s) resolves to no available image", i, desc),
 				Fix:     c.noMatchFix(t),
 			})
+		}
+		for i := range out {
+			if resolved == 0 {
+				out[i].Message += ", so Karpenter has nothing to launch"
+			} else {
+				out[i].Message += ", so it adds nothing: Karpenter launches only what the other terms select"
+			}
 		}
 		return out
 	},

@@ -48,10 +48,14 @@ var amiSelectorMissingOwner = &Rule{
 			if t.Name == "" || t.Owner != "" || has(o, "spec", "amiSelectorTerms", i, "owner") {
 				continue
 			}
+			msg := fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name)
+			if !isEKSOptimizedName(t.Name) {
+				msg = fmt.Sprintf("AMI term selects by name %q with no owner, so EC2 searches this account and Amazon's public images and picks any image named alike in either", t.Name)
+			}
 			f := Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
 				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
-				Message: fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name),
+				Message: msg,
 			}
 			owner, several := c.resolvedOwner(t)
 			switch {

@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"strings"
@@ -17,6 +18,9 @@ type Result struct {
 	Skipped      []Skipped
 	// Objects counts the objects evaluated.
 	Objects int
+	// Notes are what the facts provider said about its answers (a cached answer served because AWS
+	// throttled, …): the reader of a verdict should know them.
+	Notes []string
 }
 
 // Evaluate runs every applicable rule over objs. c.Input should hold every object the rules may look
@@ -28,9 +32,17 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	if c.Facts == nil {
 		c.Facts = facts.None{}
 	}
+	if c.Context == nil {
+		c.Context = context.Background()
+	}
+	notes := facts.NotesFrom(c)
+	if notes == nil {
+		notes = &facts.Notes{}
+		c.Context = facts.WithNotes(c.Context, notes)
+	}
 	c.catalog = cat
 	c.unknown = map[facts.Fact]string{}
-	c.missing = map[*Rule]string{}
+	c.missing = map[*Rule]missing{}
 	c.userData = map[*objects.Object]parsedUserData{}
 	c.nodeClasses = nil
 	c.auth = map[*objects.Object]authResult{}
@@ -60,18 +72,18 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
 				continue
 			}
-			if missing := missingFacts(c, r); missing != "" {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing})
+			if missing := missingFacts(c, r); missing.reason != "" {
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
 				continue
 			}
 			if r.Check == nil {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build"})
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build", Causes: []string{"not implemented in this build"}})
 				continue
 			}
 			c.gaveUp = nil
 			findings := r.Check(c, o)
 			if c.gaveUp != nil {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error()})
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error(), Causes: []string{reason(c.gaveUp)}})
 			}
 			for _, f := range findings {
 				f.Rule = r.ID
@@ -87,6 +99,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		}
 	}
 	SortFindings(res.Findings)
+	res.Notes = notes.List()
 	return res
 }
 
@@ -107,11 +120,17 @@ func SortFindings(fs []Finding) {
 	})
 }
 
-// missingFacts names the facts a rule needs that the provider does not know, as "reason: fact, fact".
+// missing is why a rule cannot run: "reason: fact, fact; reason: fact", and the reasons alone.
+type missing struct {
+	reason string
+	causes []string
+}
+
+// missingFacts names the facts a rule needs that the provider does not know.
 // Answers are memoised for the duration of one Evaluate: facts do not change between objects.
-func missingFacts(c *Context, r *Rule) string {
+func missingFacts(c *Context, r *Rule) missing {
 	if len(r.Needs) == 0 {
-		return ""
+		return missing{}
 	}
 	if m, ok := c.missing[r]; ok {
 		return m
@@ -138,7 +157,7 @@ func missingFacts(c *Context, r *Rule) string {
 	for i, why := range reasons {
 		parts[i] = why + ": " + strings.Join(byReason[why], ", ")
 	}
-	m := strings.Join(parts, "; ")
+	m := missing{reason: strings.Join(parts, "; "), causes: reasons}
 	c.missing[r] = m
 	return m
 }

@@ -30,7 +30,11 @@ type Finding struct {
 type NotEvaluated struct {
 	Rule   string      `json:"rule"`
 	Object objects.Ref `json:"object"`
-	Reason string      `json:"reason"`
+	// Reason is why, with the facts: "no facts: roles, instanceProfiles".
+	Reason string `json:"reason"`
+	// Causes are the reasons without the facts ("no facts", "AWS denied iam:GetRole …"), for
+	// summaries that group rules by what silenced them.
+	Causes []string `json:"-"`
 }
 
 // Skipped records a rule an object opted out of with karpenter-guard.io/skip.

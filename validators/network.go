@@ -116,8 +116,9 @@ var subnetPublic = &Rule{
 	Needs:         []facts.Fact{facts.Subnets},
 	Summary:       "a selected subnet is public and `associatePublicIPAddress` is not set",
 	Doc: "A public subnet (a route to an internet gateway) tagged for discovery is a classic cause of " +
-		"\"instance up, node never registers\": nodes without a public IP there reach neither the internet " +
-		"nor a private endpoint. Select private subnets, or set associatePublicIPAddress deliberately.",
+		"\"instance up, node never registers\": nodes without a public IP there reach nothing outside the " +
+		"VPC (the cluster's public endpoint, ECR, STS) unless VPC endpoints serve them. Select private " +
+		"subnets, or set associatePublicIPAddress deliberately.",
 	Check: func(c *Context, o *objects.Object) []Finding {
 		if o.NodeClass.Spec.AssociatePublicIPAddress != nil {
 			return nil
@@ -131,7 +132,7 @@ var subnetPublic = &Rule{
 			if !s.Public {
 				continue
 			}
-			ip := "instances get no public IP there (mapPublicIpOnLaunch false), so they reach neither the internet nor a private endpoint"
+			ip := "instances get no public IP there (mapPublicIpOnLaunch false), so they reach nothing outside the VPC (the cluster's public endpoint, ECR, STS) unless VPC endpoints serve them"
 			if s.MapPublicIPOnLaunch {
 				ip = "instances get a public IP there (mapPublicIpOnLaunch true)"
 			}

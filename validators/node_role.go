@@ -347,15 +347,9 @@ func (c *Context) analyseAuthorization(o *objects.Object) (*authorization, error
 	}
 	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(family(o.NodeClass))}
 	if cluster.HonoursAccessEntries() {
-		entries, err := c.Facts.AccessEntries(c)
+		a.entry, err = c.Facts.AccessEntry(c, r.role)
 		if err != nil {
 			return nil, err
-		}
-		for i, e := range entries {
-			if strings.EqualFold(e.PrincipalARN, r.role.ARN) || strings.EqualFold(e.PrincipalARN, r.role.PathlessARN()) {
-				a.entry = &entries[i]
-				break
-			}
 		}
 		a.entryOK = a.entry != nil && a.entry.Type == a.wantType()
 	}

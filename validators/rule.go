@@ -69,7 +69,7 @@ type Context struct {
 
 	catalog  *Catalog
 	unknown  map[facts.Fact]string
-	missing  map[*Rule]string
+	missing  map[*Rule]missing
 	userData map[*objects.Object]parsedUserData
 	auth     map[*objects.Object]authResult
 	terms    map[string]termResult
