@@ -35,9 +35,14 @@ const (
 type UnknownError struct {
 	Fact   Fact
 	Reason string
+	// Err is the error behind Reason, when there is one (an AWS call's).
+	Err error
 }
 
 func (e *UnknownError) Error() string { return fmt.Sprintf("%s: %s", e.Reason, e.Fact) }
+
+// Unwrap returns the error behind the reason.
+func (e *UnknownError) Unwrap() error { return e.Err }
 
 // Unknown returns an UnknownError.
 func Unknown(f Fact, reason string) error { return &UnknownError{Fact: f, Reason: reason} }

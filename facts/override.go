@@ -2,29 +2,39 @@ package facts
 
 import "context"
 
-// WithAWSAuth returns p with its aws-auth answer replaced by an aws-auth ConfigMap's data (nil: the
-// ConfigMap does not exist). A malformed one makes aws-auth unknown, as EKS ignores it whole. The CLI
-// uses it when the manifests it checks carry aws-auth: they are what will be applied, so they win over
-// what the cluster holds now.
-func WithAWSAuth(p Provider, data map[string]string, source string) Provider {
-	o := &awsAuthOverride{Provider: p}
-	if len(data) > 0 {
-		o.auth, o.err = ParseAWSAuth(data, source)
+// WithInputAWSAuth returns p with an aws-auth ConfigMap of the CLI's input standing in for aws-auth when
+// p does not know it, as Snapshot.WithAWSAuth does for a snapshot: the cluster's own aws-auth, when
+// known, wins. data nil means the input's ConfigMap has no data; malformed makes aws-auth unknown (EKS
+// ignores a malformed ConfigMap whole, and aws-auth-malformed reports it).
+func WithInputAWSAuth(p Provider, data map[string]string, malformed bool) Provider {
+	o := &inputAWSAuth{Provider: p}
+	switch {
+	case malformed:
+		o.err = Unknown(AWSAuth, "the aws-auth ConfigMap in the input is malformed")
+	case len(data) > 0:
+		o.auth, o.err = ParseAWSAuth(data, "the aws-auth ConfigMap in the input")
 	}
 	return o
 }
 
-type awsAuthOverride struct {
+type inputAWSAuth struct {
 	Provider
 	auth *AWSAuthData
 	err  error
 }
 
-func (o *awsAuthOverride) Known(ctx context.Context, f Fact) error {
-	if f == AWSAuth {
+// Known implements Provider.
+func (o *inputAWSAuth) Known(ctx context.Context, f Fact) error {
+	if f == AWSAuth && o.Provider.Known(ctx, f) != nil {
 		return o.err
 	}
 	return o.Provider.Known(ctx, f)
 }
 
-func (o *awsAuthOverride) AWSAuth(context.Context) (*AWSAuthData, error) { return o.auth, o.err }
+// AWSAuth implements Provider.
+func (o *inputAWSAuth) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
+	if auth, err := o.Provider.AWSAuth(ctx); err == nil {
+		return auth, nil
+	}
+	return o.auth, o.err
+}

@@ -48,7 +48,10 @@ func TestSnapshotKnownAbsent(t *testing.T) {
 		call func() error
 	}{
 		{"Cluster", "cluster", func() error { c, err := s.Cluster(ctx); return nilOr(c == nil, err) }},
-		{"AccessEntry", AccessEntries, func() error { e, err := s.AccessEntry(ctx, &Role{Name: "r", ARN: "arn:aws:iam::111122223333:role/r"}); return nilOr(e == nil, err) }},
+		{"AccessEntry", AccessEntries, func() error {
+			e, err := s.AccessEntry(ctx, &Role{Name: "r", ARN: "arn:aws:iam::111122223333:role/r"})
+			return nilOr(e == nil, err)
+		}},
 		{"AWSAuth", AWSAuth, func() error { m, err := s.AWSAuth(ctx); return nilOr(m == nil, err) }},
 		{"Role", Roles, func() error { r, err := s.Role(ctx, "r"); return nilOr(r == nil, err) }},
 		{"InstanceProfile", InstanceProfiles, func() error { p, err := s.InstanceProfile(ctx, "p"); return nilOr(p == nil, err) }},
@@ -221,9 +224,9 @@ func TestSnapshotRoleAndProfile(t *testing.T) {
 	}
 }
 
-// TestWithAWSAuth: an aws-auth ConfigMap of the input fills awsAuth only when the snapshot has none; a
-// malformed one makes awsAuth unknown; the original snapshot is never changed.
-func TestWithAWSAuth(t *testing.T) {
+// TestWithInputAWSAuth: an aws-auth ConfigMap of the input fills awsAuth only when the provider does
+// not know it; a malformed one makes awsAuth unknown; the original provider is never changed.
+func TestWithInputAWSAuth(t *testing.T) {
 	ctx := context.Background()
 	input := map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/input\n  username: system:node:{{EC2PrivateDNSName}}\n"}
 	cases := []struct {
@@ -241,14 +244,13 @@ func TestWithAWSAuth(t *testing.T) {
 		{"the snapshot's awsAuth wins", "awsAuth:\n  mapUsers: \"[]\"\n", input, false, map[string]string{"mapUsers": "[]"}, ""},
 		{"the snapshot's empty awsAuth wins", "awsAuth: {}\n", input, false, nil, ""},
 		{"the snapshot's awsAuth wins over a malformed input", "awsAuth:\n  mapUsers: \"[]\"\n", input, true, map[string]string{"mapUsers": "[]"}, ""},
-		{"a malformed awsAuth in the snapshot is unknown", "awsAuth:\n  mapRoles: \"- rolearn: arn:aws:iam::111122223333:role/x\"\n", nil, false, nil,
-			"awsAuth in the facts snapshot is malformed (mapRoles line 1: entry has no username)"},
+		{"a malformed awsAuth in the snapshot gives way to the input's", "awsAuth:\n  mapRoles: \"- rolearn: arn:aws:iam::111122223333:role/x\"\n", input, false, input, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			base := mustDecode(t, lines(hdrAPI, hdrKind)+tc.snapshot)
 			before := base.Known(ctx, AWSAuth)
-			s := base.WithAWSAuth(tc.data, tc.malformed)
+			s := WithInputAWSAuth(base, tc.data, tc.malformed)
 			got, err := s.AWSAuth(ctx)
 			if tc.unknown != "" {
 				var u *UnknownError
@@ -349,4 +351,12 @@ func TestAccessEntryOfRole(t *testing.T) {
 			t.Errorf("AccessEntry(%s) = %q, %v; want %q", tc.role.ARN, got, err, tc.want)
 		}
 	}
+}
+
+// TestMalformedSnapshotAWSAuth: a snapshot whose awsAuth EKS would reject knows no aws-auth, and says
+// why.
+func TestMalformedSnapshotAWSAuth(t *testing.T) {
+	s := mustDecode(t, lines(hdrAPI, hdrKind, "awsAuth:", `  mapRoles: "- rolearn: arn:aws:iam::111122223333:role/x"`))
+	_, err := s.AWSAuth(context.Background())
+	wantUnknown(t, "AWSAuth", err, AWSAuth, "awsAuth in the facts snapshot is malformed (mapRoles line 1: entry has no username)")
 }

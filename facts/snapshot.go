@@ -317,37 +317,11 @@ type Snapshot struct {
 
 // NewSnapshot returns the provider for a decoded snapshot.
 func NewSnapshot(cf *ClusterFacts) *Snapshot {
-	return newSnapshot(cf, "awsAuth in the facts snapshot")
-}
-
-// newSnapshot parses awsAuth, which came from source, once.
-func newSnapshot(cf *ClusterFacts, source string) *Snapshot {
 	s := &Snapshot{facts: cf, selections: &termMemo{}}
 	if cf.AWSAuth != nil && len(*cf.AWSAuth) > 0 {
-		s.awsAuth, s.awsAuthErr = ParseAWSAuth(*cf.AWSAuth, source)
+		s.awsAuth, s.awsAuthErr = ParseAWSAuth(*cf.AWSAuth, "awsAuth in the facts snapshot")
 	}
 	return s
-}
-
-// WithAWSAuth returns a provider whose awsAuth comes from an aws-auth ConfigMap of the input when the
-// snapshot has none. A malformed ConfigMap makes awsAuth unknown (EKS would ignore it anyway, and the
-// aws-auth-malformed rule reports it).
-func (s *Snapshot) WithAWSAuth(data map[string]string, malformed bool) *Snapshot {
-	if s.facts.AWSAuth != nil {
-		return s
-	}
-	cf := *s.facts
-	if malformed {
-		return &Snapshot{facts: &cf, selections: s.selections, awsAuthErr: Unknown(AWSAuth, "the aws-auth ConfigMap in the input is malformed")}
-	}
-	d := data
-	if d == nil {
-		d = map[string]string{}
-	}
-	cf.AWSAuth = &d
-	c := newSnapshot(&cf, "the aws-auth ConfigMap in the input")
-	c.selections = s.selections // the same images, subnets and groups
-	return c
 }
 
 // Facts returns the snapshot document.

@@ -14,7 +14,10 @@ type Report struct {
 	NotEvaluated []validators.NotEvaluated `json:"notEvaluated"`
 	Skipped      []validators.Skipped      `json:"skipped"`
 	Errors       []manifest.Error          `json:"errors"`
-	Summary      Summary                   `json:"summary"`
+	// Notes are what the facts provider said about its answers, such as a cached answer served
+	// because AWS throttled (live facts only).
+	Notes   []string `json:"notes,omitempty"`
+	Summary Summary  `json:"summary"`
 }
 
 // Summary counts what the run found.
@@ -40,6 +43,7 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		NotEvaluated: nonNil(res.NotEvaluated),
 		Skipped:      nonNil(res.Skipped),
 		Errors:       nonNil(set.Errors),
+		Notes:        res.Notes,
 	}
 	counts := res.Counts()
 	r.Summary = Summary{

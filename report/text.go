@@ -132,6 +132,11 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(ids, ", "))
 		}
 	}
+	if !opt.Quiet {
+		for _, n := range r.Notes {
+			p.printf("%s %s\n", p.paint(dim, "note:"), n)
+		}
+	}
 	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 {
 		p.printf("%s\n", r.summaryLine())
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -28,9 +29,19 @@ func evalFacts(t *testing.T, in, snapshot, cfg string) validators.Result {
 	if err != nil {
 		t.Fatalf("facts: %v\n%s", err, snapshot)
 	}
-	snap := facts.NewSnapshot(cf)
+	var snap facts.Provider = facts.NewSnapshot(cf)
+	var lp facts.Provider
+	if livetest.Expressible(cf) == nil {
+		lp = livetest.Start(t, cf, livetest.Options{}).Provider
+	}
 	if data, malformed, ok := validators.InputAWSAuth(set.Objects); ok {
-		snap = snap.WithAWSAuth(data, malformed)
+		snap = facts.WithInputAWSAuth(snap, data, malformed)
+		if lp != nil {
+			lp = facts.WithInputAWSAuth(lp, data, malformed)
+		}
+	}
+	if lp != nil {
+		requireSameVerdicts(t, cat, c, set, snap, lp)
 	}
 	return cat.Evaluate(&validators.Context{Context: context.Background(), Config: c, Facts: snap, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
 }

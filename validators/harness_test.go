@@ -12,6 +12,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/fix"
 	"github.com/karpenter-guard/karpenter-guard/internal/golden"
+	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -69,11 +70,17 @@ func testRuleNamed(t *testing.T, ruleID, goldenName string, cases []ruleCase) {
 				if err != nil {
 					t.Fatalf("facts: %v", err)
 				}
-				snap := facts.NewSnapshot(cf)
+				var snap facts.Provider = facts.NewSnapshot(cf)
+				var lp facts.Provider = livetest.Start(t, cf, livetest.Options{}).Provider
 				if data, malformed, ok := validators.InputAWSAuth(set.Objects); ok {
-					snap = snap.WithAWSAuth(data, malformed)
+					snap = facts.WithInputAWSAuth(snap, data, malformed)
+					lp = facts.WithInputAWSAuth(lp, data, malformed)
 				}
 				provider = snap
+				// Every case whose world the live provider can see runs through it too.
+				if livetest.Expressible(cf) == nil {
+					requireSameVerdicts(t, cat, cfg, set, snap, lp)
+				}
 			}
 			eval := evaluator(cat, cfg, provider, ruleID)
 			res := eval(set)
@@ -136,6 +143,27 @@ func testRuleNamed(t *testing.T, ruleID, goldenName string, cases []ruleCase) {
 		})
 	}
 	golden.Compare(t, filepath.Join("testdata", goldenName+".golden"), out.String(), *update)
+}
+
+// requireSameVerdicts evaluates set with the snapshot provider and with the live provider talking to
+// the AWS fake that serves the same snapshot, and demands the same findings and the same rules not
+// evaluated (their reasons differ: "not in the facts snapshot" against "AWS denied …"). This keeps
+// the two providers honest: the live provider's EC2 filters, pagination and error handling must give
+// what the snapshot's matching gives.
+func requireSameVerdicts(t *testing.T, cat *validators.Catalog, cfg *config.Config, set *manifest.Set, snap, lp facts.Provider) {
+	t.Helper()
+	verdicts := func(p facts.Provider) string {
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+		var b strings.Builder
+		b.WriteString(render(res.Findings))
+		for _, n := range res.NotEvaluated {
+			fmt.Fprintf(&b, "not evaluated: %s on %s %s\n", n.Rule, n.Object.Kind, n.Object.Name)
+		}
+		return b.String()
+	}
+	if s, l := verdicts(snap), verdicts(lp); s != l {
+		t.Errorf("the live provider (through the AWS fake) and the snapshot disagree:\n--- snapshot\n%s--- live\n%s", s, l)
+	}
 }
 
 func readString(t *testing.T, file, in string) *manifest.Set {

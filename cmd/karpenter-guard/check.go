@@ -10,6 +10,7 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/fix"
@@ -21,6 +22,8 @@ import (
 type checkOptions struct {
 	files       []string
 	factsFile   string
+	live        bool
+	liveOpts    liveOptions
 	fix         bool
 	diff        bool
 	maxFileSize int64
@@ -35,6 +38,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 			"Exit codes: 0 no deny finding; 1 at least one deny finding; 2 the run failed (unreadable path,\n" +
 			"invalid YAML, invalid config). With --diff: 0 nothing to change, 1 a change is shown.",
 		Example: "  karpenter-guard check -f examples/\n" +
+			"  karpenter-guard check -f manifests/ --live --cluster-name prod-eks --region us-east-1\n" +
 			"  kustomize build overlays/prod | karpenter-guard check -f - -o json\n" +
 			"  karpenter-guard check -f manifests/ --diff",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +52,8 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	f.BoolVar(&o.diff, "diff", false, "print the fixes as a unified diff instead of writing them")
 	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot for every object (default: a ClusterFacts document in the input, per directory)")
 	f.Int64Var(&o.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest input file in bytes")
+	f.BoolVar(&o.live, "live", false, "ask AWS and the cluster for facts (needs --cluster-name and AWS credentials)")
+	o.liveOpts.addFlags(f)
 	return cmd
 }
 
@@ -77,12 +83,30 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		cfg = c
 	}
 	ev := &evaluator{ctx: ctx, cat: cat, cfg: cfg}
+	if o.live && o.factsFile != "" {
+		return fmt.Errorf("--live and --facts exclude each other: live facts come from AWS, --facts from a snapshot")
+	}
+	if o.live {
+		var kube client.Reader
+		server := ""
+		if c, rc, err := o.liveOpts.kubeClient(); err != nil {
+			fmt.Fprintf(stderr, "note: no cluster access (%v): aws-auth comes from the input only\n", err)
+		} else {
+			kube, server = c, rc.Host
+		}
+		p, err := o.liveOpts.provider(ctx, cfg, kube, server, stderr)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		ev.facts = p
+	}
 	if o.factsFile != "" {
 		snap, err := loadFactsFile(o.factsFile)
 		if err != nil {
 			return err
 		}
-		ev.factsFile = snap
+		ev.facts = snap
 	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
 	set := reader.Read(ctx, o.files)

@@ -21,10 +21,10 @@ import (
 // nearest one winning. Objects read from standard input use a facts document from standard input.
 // `--facts FILE` applies to every object and makes input facts documents ignored.
 
-// scopedFacts is one facts provider and the directory it covers.
+// scopedFacts is one facts provider and the directory it covers ("" covers everything).
 type scopedFacts struct {
 	dir      string
-	snapshot *facts.Snapshot
+	provider facts.Provider
 }
 
 // loadFactsFile reads --facts.
@@ -71,7 +71,7 @@ func factsScopes(set *manifest.Set) ([]scopedFacts, []manifest.Error) {
 			continue
 		}
 		byDir[dir] = o.File
-		scopes = append(scopes, scopedFacts{dir: dir, snapshot: facts.NewSnapshot(cf)})
+		scopes = append(scopes, scopedFacts{dir: dir, provider: facts.NewSnapshot(cf)})
 	}
 	// Longest directory first, so the nearest facts win.
 	sort.Slice(scopes, func(i, j int) bool { return len(scopes[i].dir) > len(scopes[j].dir) })
@@ -93,20 +93,22 @@ func covers(dir, file string) bool {
 	return dir == "." && !filepath.IsAbs(d) && !strings.HasPrefix(d, "..") || d == dir || strings.HasPrefix(d, dir+string(filepath.Separator))
 }
 
-// evaluator evaluates a set with the facts that apply to each object: --facts, else the nearest input
-// ClusterFacts, else none. An aws-auth ConfigMap of the input fills awsAuth for the facts covering it.
+// evaluator evaluates a set with the facts that apply to each object: --facts or --live, else the
+// nearest input ClusterFacts, else none. An aws-auth ConfigMap of the input stands in for aws-auth
+// where the facts covering it do not know it.
 type evaluator struct {
-	ctx       context.Context
-	cat       *validators.Catalog
-	cfg       *config.Config
-	factsFile *facts.Snapshot
+	ctx context.Context
+	cat *validators.Catalog
+	cfg *config.Config
+	// facts, when set, applies to every object (--facts, --live).
+	facts facts.Provider
 }
 
 func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.Error) {
 	var scopes []scopedFacts
 	var errs []manifest.Error
-	if e.factsFile != nil {
-		scopes = []scopedFacts{{dir: "", snapshot: e.factsFile}}
+	if e.facts != nil {
+		scopes = []scopedFacts{{dir: "", provider: e.facts}}
 	} else {
 		scopes, errs = factsScopes(set)
 	}
@@ -128,22 +130,18 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 		}
 		var p facts.Provider = facts.None{}
 		if i < len(scopes) {
-			p = withInputAWSAuth(scopes[i].snapshot, objs)
+			p = scopes[i].provider
+			if data, malformed, ok := validators.InputAWSAuth(objs); ok {
+				p = facts.WithInputAWSAuth(p, data, malformed)
+			}
 		}
 		r := e.cat.Evaluate(&validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, objs)
 		res.Findings = append(res.Findings, r.Findings...)
 		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
 		res.Skipped = append(res.Skipped, r.Skipped...)
 		res.Objects += r.Objects
+		res.Notes = append(res.Notes, r.Notes...)
 	}
 	validators.SortFindings(res.Findings)
 	return res, errs
-}
-
-// withInputAWSAuth lets an aws-auth ConfigMap among objs stand in for a snapshot without awsAuth.
-func withInputAWSAuth(s *facts.Snapshot, objs []*objects.Object) *facts.Snapshot {
-	if data, malformed, ok := validators.InputAWSAuth(objs); ok {
-		return s.WithAWSAuth(data, malformed)
-	}
-	return s
 }

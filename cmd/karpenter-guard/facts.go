@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+type exportOptions struct {
+	live  liveOptions
+	files []string
+}
+
+func newFactsCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "facts",
+		Short: "Work with ClusterFacts snapshots",
+	}
+	o := &exportOptions{}
+	export := &cobra.Command{
+		Use:   "export --cluster-name NAME",
+		Short: "Write a ClusterFacts snapshot of what the rules need, from AWS and the cluster",
+		Long: "Ask AWS (and the cluster, through the kubeconfig) every question the rules ask about the\n" +
+			"cluster's EC2NodeClasses and NodePools (or the manifests given with -f), and write the answers\n" +
+			"as a ClusterFacts snapshot on standard output. `check --facts` and a cluster-facts.yaml beside\n" +
+			"the manifests then reproduce the same verdicts with no credentials, in CI.\n\n" +
+			"The snapshot holds what those objects use (their roles, images, subnets), not the whole\n" +
+			"account: export again when the manifests start using other roles or selectors.",
+		Example: "  karpenter-guard facts export --cluster-name prod-eks --region us-east-1 > cluster-facts.yaml\n" +
+			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ > gitops/prod/cluster-facts.yaml",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runExport(cmd.Context(), cmd, g, o)
+		},
+	}
+	o.live.addFlags(export.Flags())
+	export.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "export for these manifests instead of the cluster's objects (file, directory or -)")
+	cmd.AddCommand(export)
+	return cmd
+}
+
+func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exportOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	cat := validators.Default()
+	cfg := config.Default()
+	if g.configFile != "" {
+		c, err := config.LoadFile(g.configFile, cat.IDs())
+		if err != nil {
+			return err
+		}
+		cfg = c
+	}
+	kube, rc, kubeErr := o.live.kubeClient()
+	server := ""
+	if kubeErr == nil {
+		server = rc.Host
+	}
+	var set *manifest.Set
+	if len(o.files) > 0 {
+		set = (&manifest.Reader{MaxFileSize: manifest.DefaultMaxFileSize, Stdin: cmd.InOrStdin()}).Read(ctx, o.files)
+		if len(set.Errors) > 0 {
+			for _, e := range set.Errors {
+				fmt.Fprintln(stderr, "error:", e.Error())
+			}
+			return exitError{2}
+		}
+		if kubeErr != nil {
+			fmt.Fprintf(stderr, "note: no cluster access (%v): the snapshot will not know aws-auth\n", kubeErr)
+			kube = nil
+		}
+	} else {
+		if kubeErr != nil {
+			return fmt.Errorf("facts export reads the cluster's EC2NodeClasses and NodePools: %w (or give the manifests with -f)", kubeErr)
+		}
+		var err error
+		if set, err = clusterObjects(ctx, kube); err != nil {
+			return err
+		}
+	}
+	var reader client.Reader
+	if kube != nil {
+		reader = kube
+	}
+	p, err := o.live.provider(ctx, cfg, reader, server, stderr)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	snap, err := exportSnapshot(ctx, cat, cfg, p, set)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# ClusterFacts of EKS cluster %s, written by karpenter-guard facts export on %s\n", o.live.clusterName, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(stdout, "# for %d EC2NodeClasses and NodePools: it holds what they use, not the whole account.\n", countKarpenter(set))
+	return writeSnapshot(stdout, snap)
+}
+
+// exportSnapshot asks p every question the rules ask about set, through a recorder, and returns the
+// answers. Facts that could not be had are left out (unknown), and said on the way out.
+func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, set *manifest.Set) (*facts.ClusterFacts, error) {
+	rec := facts.NewRecorder(p)
+	// The sections every rule could need, asked even when no object leads a rule to them, so that
+	// the snapshot knows what the account can tell (an empty list of access entries is an answer).
+	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
+		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
+		_ = rec.Known(ctx, f)
+	}
+	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: rec, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+	snap := rec.Snapshot()
+	if snap.Cluster == nil {
+		var reasons []string
+		for _, n := range res.NotEvaluated {
+			reasons = append(reasons, n.Reason)
+		}
+		if len(reasons) > 0 {
+			return nil, fmt.Errorf("could not describe the cluster: %s", reasons[0])
+		}
+		return nil, errors.New("could not describe the cluster")
+	}
+	return snap, nil
+}
+
+// writeSnapshot writes a snapshot as YAML, in the field order of facts.md.
+func writeSnapshot(w io.Writer, cf *facts.ClusterFacts) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(cf); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	return enc.Close()
+}
+
+// Karpenter's kinds, as the API server serves them (domain.md §1).
+var (
+	ec2NodeClassList = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClassList"}
+	nodePoolList     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePoolList"}
+)
+
+// clusterObjects lists the cluster's EC2NodeClasses and NodePools as an input set (one source per
+// object, named kind/name).
+func clusterObjects(ctx context.Context, c client.Reader) (*manifest.Set, error) {
+	set := &manifest.Set{}
+	for _, gvk := range []schema.GroupVersionKind{ec2NodeClassList, nodePoolList} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk)
+		if err := c.List(ctx, list); err != nil {
+			if meta.IsNoMatchError(err) {
+				return nil, fmt.Errorf("the cluster serves no %s %s: are Karpenter's CRDs (v1) installed?", gvk.GroupVersion(), gvk.Kind[:len(gvk.Kind)-len("List")])
+			}
+			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		for _, item := range list.Items {
+			data, err := sigsyaml.Marshal(item.Object)
+			if err != nil {
+				return nil, fmt.Errorf("encode %s %s: %w", item.GetKind(), item.GetName(), err)
+			}
+			set.Add(manifest.Source{Path: "cluster/" + item.GetKind() + "/" + item.GetName(), Data: data})
+		}
+	}
+	return set, nil
+}
+
+func countKarpenter(set *manifest.Set) int {
+	n := 0
+	for _, o := range set.Objects {
+		if o.NodeClass != nil || o.NodePool != nil {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+)
+
+// awsEnv sets the environment of a live run on a developer machine with nothing configured: static
+// credentials, no shared AWS config, no instance metadata, no kubeconfig.
+func awsEnv(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEAWS000000000")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fakeaws-secret-key")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "no-kubeconfig"))
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+}
+
+// fakeFor serves a directory's cluster-facts.yaml from the AWS fake and returns the flags of a live
+// run against it.
+func fakeFor(t *testing.T, factsFile string) (*fakeaws.Server, []string) {
+	t.Helper()
+	data, err := os.ReadFile(factsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := facts.DecodeSnapshotFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakeaws.New(cf)
+	url := srv.Start(t)
+	return srv, []string{"--live", "--cluster-name", cf.Cluster.Name, "--region", cf.Cluster.Region, "--aws-endpoint-url", url}
+}
+
+// exampleDirs are the example clusters: each directory holds manifests and its cluster-facts.yaml.
+func exampleDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("examples/clusters/*")
+	if err != nil || len(dirs) < 3 {
+		t.Fatalf("example clusters: %v %v", dirs, err)
+	}
+	return append(dirs, "examples/production")
+}
+
+// verdicts renders a JSON report's findings and not-evaluated rules for comparison.
+func verdicts(r jsonReport) string {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		b.WriteString(f.Object.Kind + "/" + f.Object.Name + " " + f.Action + " [" + f.Rule + "] " + f.Message + "\n  fix: " + f.Fix + "\n")
+	}
+	for _, n := range r.NotEvaluated {
+		b.WriteString("not evaluated: " + n.Rule + "\n")
+	}
+	return b.String()
+}
+
+// TestLiveMatchesSnapshotOnExamples: `check --live` against the AWS fake serving an example's
+// cluster-facts.yaml gives exactly the verdicts of `check` with that snapshot, so the field-report
+// failures are caught live with the same fixes, and the production setup stays silent.
+func TestLiveMatchesSnapshotOnExamples(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	for _, dir := range exampleDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			_, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+			snapCode, snapOut, _ := cli(t, "", "check", "-f", dir, "-o", "json")
+			liveCode, liveOut, liveErr := cli(t, "", append([]string{"check", "-f", dir, "-o", "json"}, flags...)...)
+			if liveCode != snapCode {
+				t.Errorf("exit %d live, %d with the snapshot; stderr: %s", liveCode, snapCode, liveErr)
+			}
+			s, l := verdicts(decodeReport(t, snapOut)), verdicts(decodeReport(t, liveOut))
+			if s != l {
+				t.Errorf("live and snapshot verdicts differ:\n--- snapshot\n%s--- live\n%s", s, l)
+			}
+			if dir != "examples/production" && !strings.Contains(l, "deny") && !strings.Contains(l, "warn") {
+				t.Errorf("the field-report failures of %s are not caught live:\n%s", dir, l)
+			}
+		})
+	}
+}
+
+// TestFactsExportRoundTrip: a snapshot exported from the fake serving X gives, for the same manifests,
+// the verdicts X gives, and decodes strictly.
+func TestFactsExportRoundTrip(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	for _, dir := range exampleDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+			code, exported, stderr := cli(t, "", append([]string{"facts", "export", "-f", dir}, flags[1:]...)...)
+			if code != 0 {
+				t.Fatalf("facts export: exit %d: %s", code, stderr)
+			}
+			if !strings.HasPrefix(exported, "# ClusterFacts of EKS cluster ") {
+				t.Errorf("export lacks its header:\n%s", exported)
+			}
+			if _, err := facts.DecodeSnapshotFile([]byte(exported)); err != nil {
+				t.Fatalf("the exported snapshot does not decode: %v\n%s", err, exported)
+			}
+			file := filepath.Join(t.TempDir(), "exported.yaml")
+			if err := os.WriteFile(file, []byte(exported), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, orig, _ := cli(t, "", "check", "-f", dir, "-o", "json")
+			_, again, _ := cli(t, "", "check", "-f", dir, "--facts", file, "-o", "json")
+			if o, a := verdicts(decodeReport(t, orig)), verdicts(decodeReport(t, again)); o != a {
+				t.Errorf("verdicts with the export differ from the original snapshot's:\n--- original\n%s--- export\n%s\n%s", o, a, exported)
+			}
+			if srv.Calls("ec2:DescribeImages") == 0 && strings.Contains(exported, "images:") && !strings.Contains(exported, "images: []") {
+				t.Errorf("images exported without asking EC2")
+			}
+		})
+	}
+}
+
+// TestLiveRunFailures: what stops a live run says what to do; what silences checks names the IAM
+// action and the rules it costs.
+func TestLiveRunFailures(t *testing.T) {
+	inRepoRoot(t)
+	const dir = "examples/clusters/network-and-ami"
+	t.Run("no cluster name", func(t *testing.T) {
+		awsEnv(t)
+		code, _, stderr := cli(t, "", "check", "-f", dir, "--live", "--region", "us-east-1")
+		if code != 2 || !strings.Contains(stderr, "live facts need --cluster-name") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("no region", func(t *testing.T) {
+		awsEnv(t)
+		code, _, stderr := cli(t, "", "check", "-f", dir, "--live", "--cluster-name", "shop-eks")
+		if code != 2 || !strings.Contains(stderr, "no AWS region: pass --region, set AWS_REGION") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("no credentials", func(t *testing.T) {
+		awsEnv(t)
+		_, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		t.Setenv("AWS_ACCESS_KEY_ID", "")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+		code, _, stderr := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
+		if code != 2 || !strings.Contains(stderr, "no AWS credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID for a local run; in the cluster, EKS Pod Identity or IRSA") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("unknown cluster", func(t *testing.T) {
+		awsEnv(t)
+		_, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		flags[2] = "shop-eks-typo"
+		code, _, stderr := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
+		if code != 2 || !strings.Contains(stderr, `EKS cluster "shop-eks-typo" not found in us-east-1 (check --cluster-name and --region)`) {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("a permission missing", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true})
+		code, out, stderr := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
+		want := "Not evaluated because AWS denied iam:GetRole (grant it to karpenter-guard's IAM role: manifests/iam-policy.json):\n" +
+			"  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-not-authorized, node-role-not-found, spot-service-linked-role-missing\n"
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("exit %d (want 1: other rules still deny), stderr %q, output:\n%s\nwant it to contain:\n%s", code, stderr, out, want)
+		}
+	})
+	t.Run("live and facts", func(t *testing.T) {
+		awsEnv(t)
+		code, _, stderr := cli(t, "", "check", "-f", dir, "--live", "--facts", filepath.Join(dir, "cluster-facts.yaml"))
+		if code != 2 || !strings.Contains(stderr, "--live and --facts exclude each other") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+)
+
+const production = "../../../../examples/production/cluster-facts.yaml"
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, outW := io.Pipe()
+	var logs strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--facts", production, "--fault", "ec2:DescribeSubnets=denied", "--quiet"}, outW, &logs)
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL: %v (run: %v)", err, <-done)
+	}
+	url := strings.TrimSpace(line)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("printed %q, want the base URL", line)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }() // drain anything else
+
+	cfg := fakeaws.Config(url, "us-east-1")
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil || aws.ToString(id.Account) != "111122223333" {
+		t.Fatalf("GetCallerIdentity: %+v, %v", id, err)
+	}
+	_, err = ec2.NewFromConfig(cfg).DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "UnauthorizedOperation" {
+		t.Errorf("DescribeSubnets with --fault denied: %v", err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not stop after its context was cancelled")
+	}
+	if logs.Len() != 0 {
+		t.Errorf("--quiet logged %q", logs.String())
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\nroles: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--facts is required"},
+		{[]string{"--facts", filepath.Join(dir, "missing.yaml")}, "read facts"},
+		{[]string{"--facts", bad}, "bad.yaml: line 3"},
+		{[]string{"--facts", production, "--fault", "ec2:DescribeImages=slow"}, `unknown kind "slow"`},
+		{[]string{"--facts", production, "--addr", "256.0.0.1:1"}, "listen on 256.0.0.1:1"},
+		{[]string{"--facts", production, "extra"}, "unexpected arguments"},
+	} {
+		err := run(context.Background(), tc.args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %q: %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,459 @@
+package fakeaws_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+)
+
+const principal = "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks"
+
+// full is the production snapshot with an instance profile, so that every operation has something to find.
+func full(t *testing.T) *facts.ClusterFacts {
+	cf := production(t)
+	profiles := []facts.InstanceProfile{{Name: "KarpenterNodeInstanceProfile-prod-eks",
+		ARN: "arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks", Roles: []string{"KarpenterNodeRole-prod-eks"}}}
+	cf.InstanceProfiles = &profiles
+	return cf
+}
+
+// calls makes one successful call of every operation against the production snapshot.
+var calls = map[string]func(context.Context, clients) error{
+	"eks:DescribeCluster": func(ctx context.Context, c clients) error {
+		_, err := c.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("prod-eks")})
+		return err
+	},
+	"eks:ListAccessEntries": func(ctx context.Context, c clients) error {
+		_, err := c.eks.ListAccessEntries(ctx, &eks.ListAccessEntriesInput{ClusterName: aws.String("prod-eks")})
+		return err
+	},
+	"eks:DescribeAccessEntry": func(ctx context.Context, c clients) error {
+		_, err := c.eks.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod-eks"), PrincipalArn: aws.String(principal)})
+		return err
+	},
+	"iam:GetRole": func(ctx context.Context, c clients) error {
+		_, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("KarpenterNodeRole-prod-eks")})
+		return err
+	},
+	"iam:GetInstanceProfile": func(ctx context.Context, c clients) error {
+		_, err := c.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("KarpenterNodeInstanceProfile-prod-eks")})
+		return err
+	},
+	"iam:ListInstanceProfilesForRole": func(ctx context.Context, c clients) error {
+		_, err := c.iam.ListInstanceProfilesForRole(ctx, &iam.ListInstanceProfilesForRoleInput{RoleName: aws.String("KarpenterNodeRole-prod-eks")})
+		return err
+	},
+	"sts:GetCallerIdentity": func(ctx context.Context, c clients) error {
+		_, err := c.sts.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		return err
+	},
+	"ec2:DescribeImages": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}})
+		return err
+	},
+	"ec2:DescribeSubnets": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+		return err
+	},
+	"ec2:DescribeRouteTables": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{})
+		return err
+	},
+	"ec2:DescribeSecurityGroups": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{})
+		return err
+	},
+	"ssm:GetParameter": func(ctx context.Context, c clients) error {
+		_, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20251112/image_id")})
+		return err
+	},
+}
+
+// faultShapes is what each fault looks like in each service, as the real services answer.
+var faultShapes = map[string]map[string]struct {
+	code   string
+	status int
+}{
+	"throttle": {"eks": {"ThrottlingException", 429}, "iam": {"Throttling", 400}, "sts": {"Throttling", 400}, "ec2": {"RequestLimitExceeded", 503}, "ssm": {"ThrottlingException", 400}},
+	"denied":   {"eks": {"AccessDeniedException", 403}, "iam": {"AccessDenied", 403}, "sts": {"AccessDenied", 403}, "ec2": {"UnauthorizedOperation", 403}, "ssm": {"AccessDeniedException", 400}},
+	"500":      {"eks": {"ServerException", 500}, "iam": {"ServiceFailure", 500}, "sts": {"InternalFailure", 500}, "ec2": {"InternalError", 500}, "ssm": {"InternalServerError", 500}},
+	"503":      {"eks": {"ServiceUnavailableException", 503}, "iam": {"ServiceUnavailable", 503}, "sts": {"ServiceUnavailable", 503}, "ec2": {"Unavailable", 503}, "ssm": {"ServiceUnavailable", 503}},
+}
+
+func TestEveryOperationServed(t *testing.T) {
+	srv, c := start(t, full(t))
+	for _, op := range fakeaws.Operations {
+		call, ok := calls[op]
+		if !ok {
+			t.Fatalf("no test call for %s", op)
+		}
+		if err := call(context.Background(), c); err != nil {
+			t.Errorf("%s: %v", op, err)
+		}
+		if n := srv.Calls(op); n != 1 {
+			t.Errorf("%s: counted %d calls, want 1", op, n)
+		}
+	}
+}
+
+func TestFaultShapes(t *testing.T) {
+	ctx := context.Background()
+	faults := map[string]fakeaws.Fault{"throttle": {Throttle: true}, "denied": {AccessDenied: true}, "500": {Status: 500}, "503": {Status: 503}}
+	srv, c := start(t, full(t))
+	for _, op := range fakeaws.Operations {
+		svc, name, _ := strings.Cut(op, ":")
+		for kind, f := range faults {
+			t.Run(op+"/"+kind, func(t *testing.T) {
+				srv.Inject(op, f)
+				defer srv.Clear(op)
+				want := faultShapes[kind][svc]
+				msg := ""
+				if kind == "denied" {
+					msg = "User: arn:aws:sts::111122223333:assumed-role/karpenter-guard/fakeaws is not authorized to perform: " + op
+				}
+				err := calls[op](ctx, c)
+				wantAPIError(t, err, want.code, want.status, msg)
+
+				// The SDK's standard retryer must see throttling as throttling, server errors as
+				// retryable, and access denied as final.
+				retryable := retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+				throttle := retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err) == aws.TrueTernary
+				if retryable != (kind != "denied") || throttle != (kind == "throttle") {
+					t.Errorf("retryable %v, throttle %v for %s %s", retryable, throttle, kind, name)
+				}
+			})
+		}
+	}
+}
+
+func TestDeniedNamesTheResource(t *testing.T) {
+	srv, c := start(t, full(t))
+	for op, resource := range map[string]string{
+		"iam:GetRole":             " on resource: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks because",
+		"iam:GetInstanceProfile":  " on resource: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks because",
+		"eks:DescribeCluster":     " on resource: arn:aws:eks:us-east-1:111122223333:cluster/prod-eks because",
+		"eks:DescribeAccessEntry": " on resource: arn:aws:eks:us-east-1:111122223333:access-entry/prod-eks/role/111122223333/KarpenterNodeRole-prod-eks/* because",
+		"ssm:GetParameter":        " on resource: arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.33/",
+		"ec2:DescribeImages":      "perform: ec2:DescribeImages because no identity-based policy allows the ec2:DescribeImages action",
+	} {
+		srv.Inject(op, fakeaws.Fault{AccessDenied: true, Count: 1})
+		err := calls[op](context.Background(), c)
+		var ae interface{ ErrorMessage() string }
+		if !errors.As(err, &ae) || !strings.Contains(ae.ErrorMessage(), resource) {
+			t.Errorf("%s: %v does not contain %q", op, err, resource)
+		}
+	}
+}
+
+func TestLatencyAndHangHonourTheDeadline(t *testing.T) {
+	srv, c := start(t, full(t))
+	for _, op := range []string{"eks:DescribeCluster", "iam:GetRole", "sts:GetCallerIdentity", "ec2:DescribeImages", "ssm:GetParameter"} {
+		for name, f := range map[string]fakeaws.Fault{"hang": {Hang: true}, "latency": {Latency: time.Hour}, "latency then error": {Latency: time.Hour, Throttle: true}} {
+			t.Run(op+"/"+name, func(t *testing.T) {
+				srv.Inject(op, f)
+				defer srv.Clear(op)
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				defer cancel()
+				err := calls[op](ctx, c)
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("got %v, want context.DeadlineExceeded", err)
+				}
+			})
+		}
+	}
+
+	// A short latency delays the answer and then answers normally (or with the fault's error).
+	srv.Inject("ec2:DescribeSubnets", fakeaws.Fault{Latency: 30 * time.Millisecond, Count: 1})
+	begin := time.Now()
+	if err := calls["ec2:DescribeSubnets"](context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d < 30*time.Millisecond {
+		t.Errorf("answered after %v, before the injected latency", d)
+	}
+	srv.Inject("ec2:DescribeSubnets", fakeaws.Fault{Latency: time.Millisecond, Status: 503, Count: 1})
+	wantAPIError(t, calls["ec2:DescribeSubnets"](context.Background(), c), "Unavailable", 503, "")
+}
+
+func TestShutdownReleasesHangs(t *testing.T) {
+	srv := fakeaws.New(full(t))
+	run, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClients(sdkConfig(), run.URL)
+	srv.Inject("iam:GetRole", fakeaws.Fault{Hang: true})
+	done := make(chan error, 1)
+	go func() { done <- calls["iam:GetRole"](context.Background(), c) }()
+	for deadline := time.Now().Add(10 * time.Second); srv.Calls("iam:GetRole") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the fake")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := run.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := <-done; err == nil {
+		t.Error("a hung call released by shutdown succeeded; want a transport error (no answer was sent)")
+	}
+}
+
+func TestFaultCountAndRetries(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, full(t))
+
+	// Count: the first N requests fail, then the operation recovers.
+	srv.Inject("iam:GetRole", fakeaws.Fault{Throttle: true, Count: 2})
+	for i, wantErr := range []bool{true, true, false, false} {
+		if err := calls["iam:GetRole"](ctx, c); (err != nil) != wantErr {
+			t.Errorf("call %d: %v", i+1, err)
+		}
+	}
+	if n := srv.Calls("iam:GetRole"); n != 4 {
+		t.Errorf("counted %d calls, want 4", n)
+	}
+
+	// The SDK's standard retryer (without its back-off) retries throttling and 5xx through to success,
+	// and gives up at once on access denied; the counter sees every attempt.
+	cfg := sdkConfig()
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 3
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	}
+	url := srv.Start(t)
+	rc := newClients(cfg, url)
+	for _, tc := range []struct {
+		op    string
+		fault fakeaws.Fault
+		ok    bool
+		calls int
+	}{
+		{"ec2:DescribeImages", fakeaws.Fault{Throttle: true, Count: 2}, true, 3},
+		{"eks:DescribeCluster", fakeaws.Fault{Throttle: true, Count: 2}, true, 3},
+		{"ssm:GetParameter", fakeaws.Fault{Status: 503, Count: 2}, true, 3},
+		{"sts:GetCallerIdentity", fakeaws.Fault{Status: 500, Count: 3}, false, 3},
+		{"iam:GetInstanceProfile", fakeaws.Fault{AccessDenied: true, Count: 2}, false, 1},
+	} {
+		srv.ResetCalls()
+		srv.Inject(tc.op, tc.fault)
+		err := calls[tc.op](ctx, rc)
+		if (err == nil) != tc.ok || srv.Calls(tc.op) != tc.calls {
+			t.Errorf("%s %+v: error %v after %d calls; want success %v after %d", tc.op, tc.fault, err, srv.Calls(tc.op), tc.ok, tc.calls)
+		}
+		srv.Clear(tc.op)
+	}
+}
+
+func TestFaultPrecedenceAndClear(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, full(t))
+	srv.Inject("*", fakeaws.Fault{AccessDenied: true})
+	srv.Inject("ec2:*", fakeaws.Fault{Throttle: true})
+	srv.Inject("ec2:DescribeImages", fakeaws.Fault{Status: 500})
+	wantAPIError(t, calls["ec2:DescribeImages"](ctx, c), "InternalError", 500, "")
+	wantAPIError(t, calls["ec2:DescribeSubnets"](ctx, c), "RequestLimitExceeded", 503, "")
+	wantAPIError(t, calls["iam:GetRole"](ctx, c), "AccessDenied", 403, "iam:GetRole")
+	srv.Clear("ec2:DescribeImages")
+	wantAPIError(t, calls["ec2:DescribeImages"](ctx, c), "RequestLimitExceeded", 503, "")
+	srv.Clear("")
+	for op, call := range calls {
+		if err := call(ctx, c); err != nil {
+			t.Errorf("%s after Clear: %v", op, err)
+		}
+	}
+}
+
+func TestCallCounter(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, full(t))
+	for range 3 {
+		_ = calls["ec2:DescribeImages"](ctx, c)
+	}
+	_ = calls["ec2:DescribeSubnets"](ctx, c)
+	_ = calls["iam:GetRole"](ctx, c)
+	_, _ = c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{}) // unsupported, still a call
+	for op, want := range map[string]int{"ec2:DescribeImages": 3, "ec2:DescribeSubnets": 1, "ec2:DescribeInstances": 1, "ec2:*": 5, "iam:GetRole": 1, "iam:*": 1, "ssm:*": 0, "*": 6} {
+		if got := srv.Calls(op); got != want {
+			t.Errorf("Calls(%q) = %d, want %d", op, got, want)
+		}
+	}
+	srv.ResetCalls()
+	if n := srv.Calls("*"); n != 0 {
+		t.Errorf("after ResetCalls: %d", n)
+	}
+}
+
+func TestConcurrentFaultsAndCounts(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, full(t))
+	srv.Inject("iam:GetRole", fakeaws.Fault{Throttle: true, Count: 10})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	throttled, other := 0, 0
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := calls["iam:GetRole"](ctx, c)
+			var ae interface{ ErrorCode() string }
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.As(err, &ae) && ae.ErrorCode() == "Throttling":
+				throttled++
+			case err != nil:
+				other++
+			}
+		}()
+		_ = calls["ssm:GetParameter"](ctx, c)
+	}
+	wg.Wait()
+	if throttled != 10 || other != 0 || srv.Calls("iam:GetRole") != 40 || srv.Calls("ssm:GetParameter") != 40 {
+		t.Errorf("throttled %d, other errors %d, calls %d and %d; want 10, 0, 40, 40", throttled, other, srv.Calls("iam:GetRole"), srv.Calls("ssm:GetParameter"))
+	}
+}
+
+func TestInjectRefusesNonsense(t *testing.T) {
+	srv := fakeaws.New(full(t))
+	for _, tc := range []struct {
+		op string
+		f  fakeaws.Fault
+	}{
+		{"ec2:DescribeImage", fakeaws.Fault{Throttle: true}},
+		{"s3:*", fakeaws.Fault{Throttle: true}},
+		{"iam:GetRole", fakeaws.Fault{Status: 404}},
+		{"iam:GetRole", fakeaws.Fault{Count: 3}},
+		{"iam:GetRole", fakeaws.Fault{Latency: -time.Second}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Inject(%q, %+v) did not panic", tc.op, tc.f)
+				}
+			}()
+			srv.Inject(tc.op, tc.f)
+		}()
+	}
+}
+
+func TestParseFault(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		op   string
+		f    fakeaws.Fault
+		err  string
+	}{
+		{spec: "ec2:DescribeImages=latency:2s", op: "ec2:DescribeImages", f: fakeaws.Fault{Latency: 2 * time.Second}},
+		{spec: "iam:GetRole=throttle,count:2", op: "iam:GetRole", f: fakeaws.Fault{Throttle: true, Count: 2}},
+		{spec: "ssm:*=status:503", op: "ssm:*", f: fakeaws.Fault{Status: 503}},
+		{spec: "*=denied", op: "*", f: fakeaws.Fault{AccessDenied: true}},
+		{spec: "eks:DescribeCluster=latency:100ms, hang", op: "eks:DescribeCluster", f: fakeaws.Fault{Latency: 100 * time.Millisecond, Hang: true}},
+		{spec: "ec2:DescribeImages", err: "expected op=kind"},
+		{spec: "ec2:DescribeImages=slow", err: `unknown kind "slow"`},
+		{spec: "ec2:DescribeImages=latency", err: "latency needs a valid argument"},
+		{spec: "ec2:DescribeImages=status:teapot", err: "status needs a valid argument"},
+		{spec: "ec2:DescribeImages=status:418", err: "expected a 5xx status"},
+		{spec: "ec2:Nope=hang", err: `no operation "ec2:Nope"`},
+	} {
+		op, f, err := fakeaws.ParseFault(tc.spec)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("ParseFault(%q) error %v, want %q", tc.spec, err, tc.err)
+		case tc.err == "" && (err != nil || op != tc.op || f != tc.f):
+			t.Errorf("ParseFault(%q) = %q, %+v, %v; want %q, %+v", tc.spec, op, f, err, tc.op, tc.f)
+		}
+	}
+}
+
+func TestSetFacts(t *testing.T) {
+	ctx := context.Background()
+	srv, c := start(t, snapshot(t, identity))
+	_, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("Later")})
+	wantAPIError(t, err, "NoSuchEntity", 404, "Later")
+	srv.SetFacts(snapshot(t, header+"roles: [{name: Later, arn: \"arn:aws:iam::111122223333:role/Later\"}]\n"))
+	if _, err := c.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("Later")}); err != nil {
+		t.Errorf("after SetFacts: %v", err)
+	}
+}
+
+func TestConfigHelper(t *testing.T) {
+	srv := fakeaws.New(full(t))
+	cfg := fakeaws.Config(srv.Start(t), "")
+	out, err := sts.NewFromConfig(cfg).GetCallerIdentity(context.Background(), &sts.GetCallerIdentityInput{})
+	if err != nil || aws.ToString(out.Account) != "111122223333" {
+		t.Fatalf("GetCallerIdentity through Config: %+v, %v", out, err)
+	}
+	// One attempt per call: a 503 is not retried behind the caller's back.
+	srv.Inject("ec2:DescribeSubnets", fakeaws.Fault{Status: 503})
+	_, err = ec2.NewFromConfig(cfg).DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{})
+	wantAPIError(t, err, "Unavailable", 503, "")
+	if n := srv.Calls("ec2:DescribeSubnets"); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
+	}
+}
+
+func TestUnsignedRequests(t *testing.T) {
+	srv := fakeaws.New(full(t))
+	base := srv.Start(t)
+	for _, tc := range []struct {
+		name   string
+		req    func() (*http.Response, error)
+		status int
+		body   string
+	}{
+		{"EC2 by Version", func() (*http.Response, error) {
+			return http.PostForm(base, url.Values{"Action": {"DescribeSubnets"}, "Version": {"2016-11-15"}, "SubnetId.1": {"subnet-0public1"}})
+		}, 200, "<subnetId>subnet-0public1</subnetId>"},
+		{"IAM by Version", func() (*http.Response, error) {
+			return http.PostForm(base, url.Values{"Action": {"GetRole"}, "Version": {"2010-05-08"}, "RoleName": {"nope"}})
+		}, 404, "<Code>NoSuchEntity</Code>"},
+		{"EKS by path", func() (*http.Response, error) { return http.Get(base + "/clusters/prod-eks") }, 200, `"authenticationMode":"API_AND_CONFIG_MAP"`},
+		{"SSM by target", func() (*http.Response, error) {
+			req, _ := http.NewRequest(http.MethodPost, base, strings.NewReader(`{"Name":"nope"}`))
+			req.Header.Set("X-Amz-Target", "AmazonSSM.GetParameter")
+			return http.DefaultClient.Do(req)
+		}, 400, `"__type":"ParameterNotFound"`},
+		{"unknown service", func() (*http.Response, error) { return http.Get(base + "/bucket/key") }, 400, "cannot tell which AWS service"},
+		{"signed for another service", func() (*http.Response, error) {
+			req, _ := http.NewRequest(http.MethodGet, base+"/clusters/prod-eks", nil)
+			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKID/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
+			return http.DefaultClient.Do(req)
+		}, 400, `service "s3"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := tc.req()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.body) {
+				t.Errorf("status %d body %s; want %d with %q", resp.StatusCode, body, tc.status, tc.body)
+			}
+		})
+	}
+}

@@ -1,0 +1,177 @@
+package fakeaws
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+)
+
+// Defaults for a snapshot without a cluster section (or with empty fields in it).
+const (
+	DefaultAccountID = "123456789012"
+	DefaultRegion    = "us-east-1"
+	DefaultPartition = "aws"
+)
+
+// world is a snapshot plus what the fake derives from it once: identity, and the route tables EC2
+// would hold for the snapshot's subnets.
+type world struct {
+	cf        *facts.ClusterFacts
+	account   string
+	region    string
+	partition string
+	caller    string
+	subnetNet map[string]string // subnet id -> CIDR block
+	tables    []routeTable
+}
+
+func newWorld(cf *facts.ClusterFacts, caller string) *world {
+	wd := &world{cf: cf, account: DefaultAccountID, region: DefaultRegion, partition: DefaultPartition}
+	if c := cf.Cluster; c != nil {
+		if c.AccountID != "" {
+			wd.account = c.AccountID
+		}
+		if c.Region != "" {
+			wd.region = c.Region
+		}
+		if c.Partition != "" {
+			wd.partition = c.Partition
+		}
+	}
+	wd.caller = caller
+	if wd.caller == "" {
+		wd.caller = "arn:" + wd.partition + ":sts::" + wd.account + ":assumed-role/karpenter-guard/fakeaws"
+	}
+	wd.deriveNetwork()
+	return wd
+}
+
+// arn builds an ARN of this world's partition.
+func (wd *world) arn(service, region, account, resource string) string {
+	return "arn:" + wd.partition + ":" + service + ":" + region + ":" + account + ":" + resource
+}
+
+// routeTable is an EC2 route table the fake derives from the snapshot's subnets.
+type routeTable struct {
+	id      string
+	vpcID   string
+	main    bool
+	routes  []route
+	subnets []string // explicitly associated subnets
+}
+
+type route struct {
+	destination string
+	gatewayID   string // "local" or igw-…
+	natID       string // nat-…
+}
+
+// deriveNetwork gives each VPC a CIDR block, each subnet one inside it, and builds the route tables
+// EC2 would answer with, so that a live provider computing "public" from DescribeRouteTables (the table
+// explicitly associated with the subnet, else the VPC's main table; public when a route goes to an igw-)
+// gets each subnet's snapshot `public` flag. Per VPC: a main table routing 0.0.0.0/0 to a NAT gateway,
+// which the private subnets use implicitly (no association of their own, as in most VPCs), and a table
+// routing 0.0.0.0/0 to an internet gateway, explicitly associated with each public subnet.
+func (wd *world) deriveNetwork() {
+	wd.subnetNet = map[string]string{}
+	var subnets []facts.Subnet
+	if wd.cf.Subnets != nil {
+		subnets = *wd.cf.Subnets
+	}
+	vpcs := map[string]bool{}
+	if c := wd.cf.Cluster; c != nil && c.VPCID != "" && wd.cf.Subnets != nil {
+		vpcs[c.VPCID] = true
+	}
+	for _, s := range subnets {
+		if s.VPCID != "" {
+			vpcs[s.VPCID] = true
+		}
+	}
+	ids := make([]string, 0, len(vpcs))
+	for v := range vpcs {
+		ids = append(ids, v)
+	}
+	sort.Strings(ids)
+	for n, vpc := range ids {
+		cidr := fmt.Sprintf("10.%d.0.0/16", n%256)
+		local := route{destination: cidr, gatewayID: "local"}
+		main := routeTable{id: fakeID("rtb-", vpc, "main"), vpcID: vpc, main: true,
+			routes: []route{local, {destination: "0.0.0.0/0", natID: fakeID("nat-", vpc)}}}
+		public := routeTable{id: fakeID("rtb-", vpc, "public"), vpcID: vpc,
+			routes: []route{local, {destination: "0.0.0.0/0", gatewayID: fakeID("igw-", vpc)}}}
+		i := 0
+		for _, s := range subnets {
+			if s.VPCID != vpc {
+				continue
+			}
+			wd.subnetNet[s.ID] = fmt.Sprintf("10.%d.%d.0/24", n%256, i%256)
+			i++
+			if s.Public {
+				public.subnets = append(public.subnets, s.ID)
+			}
+		}
+		wd.tables = append(wd.tables, main)
+		if len(public.subnets) > 0 {
+			wd.tables = append(wd.tables, public)
+		}
+	}
+}
+
+// fakeID returns a stable AWS-looking id: prefix plus 17 hex digits derived from parts.
+func fakeID(prefix string, parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return prefix + hex.EncodeToString(sum[:])[:17]
+}
+
+// uniqueID returns a stable IAM unique id (AROA…, AIPA…): prefix plus 17 upper-case characters.
+func uniqueID(prefix string, parts ...string) string {
+	return prefix + strings.ToUpper(fakeID("", parts...))
+}
+
+// Pagination tokens are opaque to clients, as AWS's are; they name the operation so that a token of one
+// operation is refused by another.
+func pageToken(op string, offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("fakeaws/" + op + "/" + strconv.Itoa(offset)))
+}
+
+// pageOffset decodes a pagination token; "" is the first page.
+func pageOffset(op, token string) (int, bool) {
+	if token == "" {
+		return 0, true
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), "fakeaws/"+op+"/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+// page returns the page of all starting at offset with at most size items (size <= 0: all), and the
+// token of the next page ("" on the last page).
+func page[T any](op string, all []T, offset, size int) ([]T, string) {
+	if offset > len(all) {
+		offset = len(all)
+	}
+	rest := all[offset:]
+	if size <= 0 || size >= len(rest) {
+		return rest, ""
+	}
+	return rest[:size], pageToken(op, offset+size)
+}
+
+// badRequest is a 400 error.
+func badRequest(code, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: code, message: fmt.Sprintf(format, args...)}
+}

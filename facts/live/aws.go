@@ -1,0 +1,180 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// AWSOptions say where and how to reach AWS.
+type AWSOptions struct {
+	// Region, when set, wins over the environment, the shared config, the cluster and the instance
+	// metadata service.
+	Region string
+	// EndpointURL, when set, is the base endpoint of every client (a VPC endpoint, a test fake). The SDK
+	// also reads AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>.
+	EndpointURL string
+	// KubeServer is the cluster's API server URL, from the kubeconfig: an EKS endpoint names its region
+	// (https://ABC.gr7.eu-west-1.eks.amazonaws.com).
+	KubeServer string
+	// Budget is the time budget of one admission request (aws.timeout): retries are tuned to fit in it.
+	Budget time.Duration
+	// IMDSTimeout bounds asking the instance metadata service for the region (default 1s).
+	IMDSTimeout time.Duration
+}
+
+// LoadAWSConfig loads the default credential chain (environment, shared profile, web identity for IRSA,
+// the container credentials endpoint of EKS Pod Identity, the instance role) and resolves the region
+// from, in order: opts.Region, AWS_REGION/AWS_DEFAULT_REGION and the shared config, the kubeconfig's
+// EKS endpoint, the instance metadata service. The retryer is tuned for an admission deadline.
+func LoadAWSConfig(ctx context.Context, opts AWSOptions) (aws.Config, error) {
+	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRetryer(NewRetryer(opts.Budget))}
+	if opts.Region != "" {
+		loadOpts = append(loadOpts, awsconfig.WithRegion(opts.Region))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration (environment, ~/.aws/config): %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = RegionFromEKSEndpoint(opts.KubeServer)
+	}
+	if cfg.Region == "" && !strings.EqualFold(os.Getenv("AWS_EC2_METADATA_DISABLED"), "true") {
+		d := opts.IMDSTimeout
+		if d <= 0 {
+			d = time.Second
+		}
+		ictx, cancel := context.WithTimeout(ctx, d)
+		if out, err := imds.NewFromConfig(cfg).GetRegion(ictx, &imds.GetRegionInput{}); err == nil {
+			cfg.Region = out.Region
+		}
+		cancel()
+	}
+	if cfg.Region == "" {
+		return aws.Config{}, errors.New("no AWS region: pass --region, set AWS_REGION, or use a kubeconfig whose server is the EKS endpoint")
+	}
+	if opts.EndpointURL != "" {
+		if u, err := url.Parse(opts.EndpointURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return aws.Config{}, fmt.Errorf("AWS endpoint URL %q: expected a URL such as https://vpce-0123.eks.us-east-1.vpce.amazonaws.com", opts.EndpointURL)
+		}
+		cfg.BaseEndpoint = aws.String(opts.EndpointURL)
+	}
+	return cfg, nil
+}
+
+// EndpointWarning explains a trap of the SDK's endpoint settings (domain.md §6), or returns "".
+func EndpointWarning() string {
+	if !strings.EqualFold(os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
+		return ""
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "AWS_ENDPOINT_URL") {
+			name, _, _ := strings.Cut(kv, "=")
+			return fmt.Sprintf("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true makes the SDK ignore %s: pass --aws-endpoint-url instead", name)
+		}
+	}
+	return ""
+}
+
+var eksEndpointRE = regexp.MustCompile(`^[A-Za-z0-9]+\.[a-z0-9]+\.([a-z]{2}(-[a-z]+)+-\d+)\.eks\.amazonaws\.com(\.cn)?$`)
+
+// RegionFromEKSEndpoint returns the region of an EKS API server URL, or "".
+func RegionFromEKSEndpoint(server string) string {
+	u, err := url.Parse(server)
+	if err != nil {
+		return ""
+	}
+	if m := eksEndpointRE.FindStringSubmatch(strings.ToLower(u.Hostname())); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// NewRetryer returns the SDK's standard retryer tuned for an admission request with the given budget:
+// three attempts and back-offs of at most a quarter of the budget, where the SDK's defaults back off
+// for up to 20 s. The caller's deadline still ends any wait.
+func NewRetryer(budget time.Duration) func() aws.Retryer {
+	if budget <= 0 {
+		budget = 2 * time.Second
+	}
+	return func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 3
+			o.MaxBackoff = budget / 4
+		})
+	}
+}
+
+// Clients are the AWS API clients the live provider calls: the SDK's own clients, or anything with
+// their methods.
+type Clients struct {
+	EKS EKSAPI
+	IAM IAMAPI
+	STS STSAPI
+	EC2 EC2API
+	SSM SSMAPI
+}
+
+// NewClients builds every client from cfg, with the endpoint override set on each client (not only on
+// cfg, which shared-config endpoint settings would otherwise shadow) and metrics on every request.
+func NewClients(cfg aws.Config, m *Metrics) Clients {
+	var apiOpts []func(*middleware.Stack) error
+	if m != nil {
+		apiOpts = append(apiOpts, m.instrument)
+	}
+	base := cfg.BaseEndpoint
+	return Clients{
+		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+		STS: sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+	}
+}
+
+// EKSAPI is what the provider calls of EKS.
+type EKSAPI interface {
+	DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
+	ListAccessEntries(context.Context, *eks.ListAccessEntriesInput, ...func(*eks.Options)) (*eks.ListAccessEntriesOutput, error)
+	DescribeAccessEntry(context.Context, *eks.DescribeAccessEntryInput, ...func(*eks.Options)) (*eks.DescribeAccessEntryOutput, error)
+}
+
+// IAMAPI is what the provider calls of IAM.
+type IAMAPI interface {
+	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
+}
+
+// STSAPI is what the provider calls of STS.
+type STSAPI interface {
+	GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+}
+
+// EC2API is what the provider calls of EC2.
+type EC2API interface {
+	DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
+	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
+	DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
+	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+}
+
+// SSMAPI is what the provider calls of SSM.
+type SSMAPI interface {
+	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}

@@ -1,0 +1,138 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	smithy "github.com/aws/smithy-go"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+)
+
+// Outcome classifies how an AWS call ended, as the aws_requests_total metric labels it and as the
+// reason of an unknown fact tells it.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeSuccess     Outcome = "success"
+	OutcomeNotFound    Outcome = "not_found"
+	OutcomeDenied      Outcome = "denied"
+	OutcomeThrottled   Outcome = "throttled"
+	OutcomeTimeout     Outcome = "timeout"
+	OutcomeCredentials Outcome = "no_credentials"
+	OutcomeError       Outcome = "error"
+)
+
+// notFoundCodes are the error codes that answer "does not exist": a known, negative answer.
+var notFoundCodes = map[string]bool{
+	"NoSuchEntity":              true, // IAM
+	"ResourceNotFoundException": true, // EKS
+	"ParameterNotFound":         true, // SSM
+}
+
+// classify tells how an SDK error ended a call.
+func classify(err error) Outcome {
+	if err == nil {
+		return OutcomeSuccess
+	}
+	var signing *v4.SigningError
+	if errors.As(err, &signing) || strings.Contains(err.Error(), "get identity: get credentials: ") {
+		// The SDK's identity resolution wraps credential failures in plain errors ("get identity: get
+		// credentials: failed to refresh cached credentials, …"): only their words tell them apart.
+		return OutcomeCredentials
+	}
+	var quota ratelimit.QuotaExceededError
+	if errors.As(err, &quota) {
+		return OutcomeThrottled // the client's own retry budget, spent by a throttling storm
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code := api.ErrorCode()
+		switch {
+		case notFoundCodes[code]:
+			return OutcomeNotFound
+		case code == "AccessDenied" || code == "AccessDeniedException" || code == "UnauthorizedOperation" ||
+			strings.HasPrefix(code, "UnauthorizedAccess"):
+			return OutcomeDenied
+		case code == "Throttling" || code == "ThrottlingException" || code == "RequestLimitExceeded" ||
+			code == "TooManyRequestsException" || code == "RequestThrottled" || code == "ThrottledException":
+			return OutcomeThrottled
+		case code == "InvalidClientTokenId" || code == "ExpiredToken" || code == "ExpiredTokenException" ||
+			code == "UnrecognizedClientException" || code == "AuthFailure" || code == "SignatureDoesNotMatch":
+			return OutcomeCredentials
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, cache.ErrLate) {
+		return OutcomeTimeout
+	}
+	return OutcomeError
+}
+
+// CallError is an AWS call that gave no answer, worded for the operator who reads why a check was not
+// evaluated. Its Reason names the action (the IAM action to grant, when denied) but no resource, so
+// that one missing permission reads as one cause across every role and image.
+type CallError struct {
+	// Action is the IAM action of the call ("iam:GetRole").
+	Action  string
+	Outcome Outcome
+	// Budget is the time budget of the request that gave up waiting (timeouts only).
+	Budget time.Duration
+	Err    error
+}
+
+func (e *CallError) Error() string { return e.Reason() + ": " + e.Err.Error() }
+
+// Unwrap returns the SDK's error.
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Reason is the cause shown to operators.
+func (e *CallError) Reason() string {
+	switch e.Outcome {
+	case OutcomeDenied:
+		return fmt.Sprintf("AWS denied %s (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)", e.Action)
+	case OutcomeThrottled:
+		return fmt.Sprintf("AWS throttled %s", e.Action)
+	case OutcomeTimeout:
+		if e.Budget > 0 {
+			return fmt.Sprintf("no answer from AWS within the %v budget (%s)", e.Budget, e.Action)
+		}
+		return fmt.Sprintf("no answer from AWS in time (%s)", e.Action)
+	case OutcomeCredentials:
+		return fmt.Sprintf("no valid AWS credentials for %s (set up EKS Pod Identity or IRSA for karpenter-guard's service account, or AWS_PROFILE for a local run)", e.Action)
+	}
+	msg := e.Err.Error()
+	var api smithy.APIError
+	if errors.As(e.Err, &api) {
+		msg = api.ErrorCode() + ": " + api.ErrorMessage()
+	}
+	return fmt.Sprintf("%s failed (%s)", e.Action, msg)
+}
+
+// unknown turns a failed call into the unknown fact f, with the call's reason.
+func unknown(f facts.Fact, err error) error {
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return &facts.UnknownError{Fact: f, Reason: ce.Reason(), Err: err}
+	}
+	var u *facts.UnknownError
+	if errors.As(err, &u) {
+		return &facts.UnknownError{Fact: f, Reason: u.Reason, Err: err}
+	}
+	return &facts.UnknownError{Fact: f, Reason: err.Error(), Err: err}
+}
+
+// ClusterNotFoundError says the EKS cluster does not exist where the provider looks.
+type ClusterNotFoundError struct {
+	Name, Region string
+}
+
+func (e *ClusterNotFoundError) Error() string {
+	return fmt.Sprintf("EKS cluster %q not found in %s (check --cluster-name and --region)", e.Name, e.Region)
+}

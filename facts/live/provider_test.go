@@ -1,0 +1,433 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
+)
+
+// Every test stops its provider and fake: no goroutine may outlive them (hung AWS calls included).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const world = `apiVersion: karpenter-guard.io/v1alpha1
+kind: ClusterFacts
+cluster:
+  name: prod-eks
+  region: eu-west-1
+  partition: aws
+  accountID: "111122223333"
+  version: "1.33"
+  authenticationMode: API_AND_CONFIG_MAP
+  vpcID: vpc-0a1b2c3d
+accessEntries:
+  - principalArn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
+    type: EC2_LINUX
+    username: system:node:{{EC2PrivateDNSName}}
+    createdAt: "2025-06-01T10:00:00Z"
+  - principalArn: arn:aws:iam::111122223333:role/Admin
+    type: STANDARD
+awsAuth:
+  mapRoles: |
+    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole
+      username: system:node:{{EC2PrivateDNSName}}
+      groups: [system:bootstrappers, system:nodes]
+roles:
+  - name: KarpenterNodeRole
+    path: /teams/
+    arn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
+    createDate: "2025-05-30T09:00:00Z"
+instanceProfiles:
+  - name: KarpenterNodeInstanceProfile
+    arn: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile
+    roles: [KarpenterNodeRole]
+  - name: Empty
+    arn: arn:aws:iam::111122223333:instance-profile/Empty
+    roles: []
+images:
+  - {id: ami-0al2023x86, name: amazon-eks-node-al2023-x86_64-standard-1.33-v20251112, ownerID: "602401143452", ownerAlias: amazon, architecture: x86_64, state: available}
+  - {id: ami-0al2023arm, name: amazon-eks-node-al2023-arm64-standard-1.33-v20251112, ownerID: "602401143452", ownerAlias: amazon, architecture: arm64, state: available}
+  - {id: ami-0lookalike, name: amazon-eks-node-al2023-x86_64-standard-1.33-v20990101, ownerID: "111122223333", architecture: x86_64, state: available}
+  - {id: ami-0pending, name: team-base-pending, ownerID: "111122223333", architecture: x86_64, state: pending}
+  - {id: ami-0team, name: team-base-2025.11, ownerID: "111122223333", architecture: x86_64, state: available, tags: {team: platform, stage: prod}}
+  - {id: ami-0vendor, name: vendor-base-1, ownerID: "444455556666", architecture: x86_64, state: available, tags: {team: platform}}
+ssmParameters:
+  /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id: ami-0al2023x86
+subnets:
+  - {id: subnet-0private1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: false, tags: {karpenter.sh/discovery: prod-eks, Name: private-a}}
+  - {id: subnet-0public1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1b, mapPublicIpOnLaunch: true, public: true, tags: {karpenter.sh/discovery: prod-eks, Name: public-b}}
+  - {id: subnet-0other, vpcID: vpc-0ffee, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: true, tags: {Name: other}}
+securityGroups:
+  - {id: sg-0node, name: eks-node, vpcID: vpc-0a1b2c3d, tags: {karpenter.sh/discovery: prod-eks}}
+  - {id: sg-0default, name: default, vpcID: vpc-0a1b2c3d}
+`
+
+func decode(t *testing.T, doc string) *facts.ClusterFacts {
+	t.Helper()
+	cf, err := facts.DecodeSnapshotFile([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cf
+}
+
+// TestAnswersMatchSnapshot asks the live provider (real SDK clients, the AWS fake on the wire) and the
+// snapshot provider the same questions, including EC2's selector semantics (wildcards, owners, tag
+// "*", pending images, an id that selects alone) and the public-subnet route tables, and demands the
+// same answers.
+func TestAnswersMatchSnapshot(t *testing.T) {
+	ctx := context.Background()
+	cf := decode(t, world)
+	snap := facts.NewSnapshot(cf)
+	lp := livetest.Start(t, cf, livetest.Options{}).Provider
+
+	same := func(name string, get func(p facts.Provider) (any, error)) {
+		t.Helper()
+		want, werr := get(snap)
+		got, gerr := get(lp)
+		if werr != nil || gerr != nil {
+			t.Errorf("%s: snapshot error %v, live error %v", name, werr, gerr)
+			return
+		}
+		if ws, gs := fmtAny(want), fmtAny(got); ws != gs {
+			t.Errorf("%s:\nsnapshot %s\nlive     %s", name, ws, gs)
+		}
+	}
+	same("cluster", func(p facts.Provider) (any, error) { return p.Cluster(ctx) })
+	for _, name := range []string{"KarpenterNodeRole", "karpenternoderole", "Missing"} {
+		same("role "+name, func(p facts.Provider) (any, error) { return p.Role(ctx, name) })
+	}
+	for _, name := range []string{"KarpenterNodeInstanceProfile", "Empty", "Missing"} {
+		same("profile "+name, func(p facts.Provider) (any, error) { return p.InstanceProfile(ctx, name) })
+	}
+	roles := []*facts.Role{
+		{Name: "KarpenterNodeRole", Path: "/teams/", ARN: "arn:aws:iam::111122223333:role/teams/KarpenterNodeRole"},
+		{Name: "Admin", Path: "/", ARN: "arn:aws:iam::111122223333:role/Admin"},
+		{Name: "Nobody", Path: "/", ARN: "arn:aws:iam::111122223333:role/Nobody"},
+	}
+	for _, r := range roles {
+		same("access entry of "+r.Name, func(p facts.Provider) (any, error) { return p.AccessEntry(ctx, r) })
+	}
+	same("aws-auth", func(p facts.Provider) (any, error) {
+		a, err := p.AWSAuth(ctx)
+		if a == nil {
+			return nil, err
+		}
+		return a.Config, err
+	})
+	for _, term := range []facts.ImageTerm{
+		{Name: "amazon-eks-node-al2023-*-standard-1.33-*"},                  // owners self and amazon: the look-alike too
+		{Name: "amazon-eks-node-al2023-*-standard-1.33-*", Owner: "amazon"}, // the EKS images only
+		{Name: "amazon-eks-node-al2023-x86_64-standard-1.33-v2025111?", Owner: "602401143452"},
+		{Name: "team-base-*", Owner: "self"}, // the pending image is not selected
+		{Tags: map[string]string{"team": "platform"}},
+		{Tags: map[string]string{"team": "platform", "stage": "*"}},
+		{Tags: map[string]string{"stage": "*"}, Owner: "444455556666"},
+		{ID: "ami-0vendor"},
+		{ID: "ami-0pending"},
+		{ID: "ami-0missing"},
+		{SSMParameter: "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"},
+		{SSMParameter: "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/recommended/image_id"},
+		{Name: "team-base-*", Owner: ",,"},
+	} {
+		same("images "+term.Key(), func(p facts.Provider) (any, error) { return p.Images(ctx, term) })
+	}
+	for _, name := range []string{"/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id", "/aws/service/missing"} {
+		same("ssm "+name, func(p facts.Provider) (any, error) {
+			v, ok, err := p.SSMParameter(ctx, name)
+			return []any{v, ok}, err
+		})
+	}
+	for _, term := range []facts.SelectorTerm{
+		{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}},
+		{Tags: map[string]string{"Name": "p*-?"}},
+		{Tags: map[string]string{"Name": "*"}},
+		{ID: "subnet-0other"},
+		{ID: "subnet-0private1", Tags: map[string]string{"Name": "public-*"}}, // the id selects alone
+		{ID: "subnet-0missing"},
+	} {
+		same("subnets "+term.Key(), func(p facts.Provider) (any, error) { return p.Subnets(ctx, term) })
+	}
+	for _, term := range []facts.SelectorTerm{
+		{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}},
+		{Name: "eks-*"},
+		{Name: "default", Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}},
+		{ID: "sg-0default", Name: "eks-node"},
+	} {
+		same("groups "+term.Key(), func(p facts.Provider) (any, error) { return p.SecurityGroups(ctx, term) })
+	}
+	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
+		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
+		if err := lp.Known(ctx, f); err != nil {
+			t.Errorf("Known(%s) = %v; the fake serves it", f, err)
+		}
+	}
+}
+
+// TestUnknownSectionsAreDenied: a section the snapshot lacks is one the fake denies, and the live
+// provider then knows it as unknown, naming the IAM action to grant.
+func TestUnknownSectionsAreDenied(t *testing.T) {
+	ctx := context.Background()
+	lp := livetest.Start(t, decode(t, "apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\ncluster: {name: c, region: us-east-1, partition: aws, accountID: \"111122223333\", authenticationMode: API}\n"), livetest.Options{}).Provider
+	for f, action := range map[facts.Fact]string{
+		facts.Roles: "iam:GetRole", facts.InstanceProfiles: "iam:GetInstanceProfile", facts.Images: "ec2:DescribeImages",
+		facts.SSMParameters: "ssm:GetParameter", facts.Subnets: "ec2:DescribeSubnets", facts.SecurityGroups: "ec2:DescribeSecurityGroups",
+		facts.AccessEntries: "eks:ListAccessEntries",
+	} {
+		err := lp.Known(ctx, f)
+		var u *facts.UnknownError
+		if !errors.As(err, &u) || u.Fact != f || !strings.Contains(u.Reason, "AWS denied "+action) || !strings.Contains(u.Reason, "manifests/iam-policy.json") {
+			t.Errorf("Known(%s) = %v; want unknown because AWS denied %s", f, err, action)
+		}
+	}
+	if err := lp.Known(ctx, facts.ClusterVersion); err == nil || !strings.Contains(err.Error(), "DescribeCluster gave no value") {
+		t.Errorf("Known(cluster.version) = %v; want unknown: the cluster has no version", err)
+	}
+	if err := lp.Known(ctx, facts.AWSAuth); err == nil || !strings.Contains(err.Error(), "not allowed to read ConfigMap kube-system/aws-auth") {
+		t.Errorf("Known(awsAuth) = %v; want unknown for want of RBAC", err)
+	}
+}
+
+// TestConfigMapModeHasNoEntries: in mode CONFIG_MAP EKS has no access entries (its API answers 400),
+// so none is asked for.
+func TestConfigMapModeHasNoEntries(t *testing.T) {
+	ctx := context.Background()
+	env := livetest.Start(t, decode(t, strings.Replace(world, "API_AND_CONFIG_MAP", "CONFIG_MAP", 1)), livetest.Options{})
+	if err := env.Provider.Known(ctx, facts.AccessEntries); err != nil {
+		t.Fatalf("Known(accessEntries) = %v", err)
+	}
+	e, err := env.Provider.AccessEntry(ctx, &facts.Role{Name: "KarpenterNodeRole", ARN: "arn:aws:iam::111122223333:role/teams/KarpenterNodeRole"})
+	if e != nil || err != nil {
+		t.Errorf("AccessEntry = %v, %v; want none", e, err)
+	}
+	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 0 {
+		t.Errorf("ListAccessEntries called %d times in mode CONFIG_MAP", n)
+	}
+}
+
+// TestFaults: every way AWS fails ends in an unknown fact whose reason says what happened, within the
+// budget, never in a panic or a hang.
+func TestFaults(t *testing.T) {
+	const budget = 300 * time.Millisecond
+	cases := []struct {
+		name   string
+		op     string
+		fault  fakeaws.Fault
+		ask    func(context.Context, facts.Provider) error
+		reason string
+	}{
+		{"access denied", "iam:GetRole", fakeaws.Fault{AccessDenied: true}, askRole, "AWS denied iam:GetRole (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"throttled", "ec2:DescribeImages", fakeaws.Fault{Throttle: true}, askImages, "AWS throttled ec2:DescribeImages"},
+		{"hang", "eks:DescribeCluster", fakeaws.Fault{Hang: true}, askCluster, "no answer from AWS within the 300ms budget (eks:DescribeCluster)"},
+		{"slower than the budget", "ssm:GetParameter", fakeaws.Fault{Latency: 2 * time.Second}, askSSM, "no answer from AWS within the 300ms budget (ssm:GetParameter)"},
+		{"server error", "ec2:DescribeSubnets", fakeaws.Fault{Status: 500}, askSubnets, "ec2:DescribeSubnets failed (InternalError: An internal error has occurred.)"},
+		{"unavailable", "iam:GetInstanceProfile", fakeaws.Fault{Status: 503}, askProfile, "iam:GetInstanceProfile failed (ServiceUnavailable: Service is unavailable.)"},
+		{"malformed answer", "ec2:DescribeSecurityGroups", fakeaws.Fault{Malformed: true}, askGroups, "ec2:DescribeSecurityGroups failed ("},
+		{"malformed JSON", "eks:DescribeCluster", fakeaws.Fault{Malformed: true}, askCluster, "eks:DescribeCluster failed ("},
+		{"route tables denied", "ec2:DescribeRouteTables", fakeaws.Fault{AccessDenied: true}, askSubnets, "AWS denied ec2:DescribeRouteTables"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := livetest.Start(t, decode(t, world), livetest.Options{Budget: budget, Attempts: 3})
+			env.Fake.Inject(tc.op, tc.fault)
+			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- tc.ask(ctx, env.Provider) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(20 * budget): // far past the budget: the call did not honour it
+				t.Fatalf("no answer 20 budgets after the call")
+			}
+			var u *facts.UnknownError
+			if !errors.As(err, &u) || !strings.Contains(u.Reason, tc.reason) {
+				t.Fatalf("error = %v; want an unknown fact because %q", err, tc.reason)
+			}
+		})
+	}
+}
+
+func askRole(ctx context.Context, p facts.Provider) error {
+	_, err := p.Role(ctx, "KarpenterNodeRole")
+	return err
+}
+
+func askProfile(ctx context.Context, p facts.Provider) error {
+	_, err := p.InstanceProfile(ctx, "KarpenterNodeInstanceProfile")
+	return err
+}
+
+func askImages(ctx context.Context, p facts.Provider) error {
+	_, err := p.Images(ctx, facts.ImageTerm{Name: "amazon-eks-node-*", Owner: "amazon"})
+	return err
+}
+
+func askCluster(ctx context.Context, p facts.Provider) error {
+	_, err := p.Cluster(ctx)
+	return err
+}
+
+func askSSM(ctx context.Context, p facts.Provider) error {
+	_, _, err := p.SSMParameter(ctx, "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	return err
+}
+
+func askSubnets(ctx context.Context, p facts.Provider) error {
+	_, err := p.Subnets(ctx, facts.SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}})
+	return err
+}
+
+func askGroups(ctx context.Context, p facts.Provider) error {
+	_, err := p.SecurityGroups(ctx, facts.SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}})
+	return err
+}
+
+// TestThrottlingStormRetriesBriefly: under throttling the retryer makes its three attempts with short
+// back-offs (not the SDK default's up to 20 s), then the fact is unknown; the failure is remembered for
+// the back-off, so a storm of questions makes no further calls.
+func TestThrottlingStormRetriesBriefly(t *testing.T) {
+	env := livetest.Start(t, decode(t, world), livetest.Options{Budget: 2 * time.Second, Attempts: 3})
+	env.Fake.Inject("iam:*", fakeaws.Fault{Throttle: true})
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := askRole(ctx, env.Provider)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "AWS throttled iam:GetRole") {
+			t.Fatalf("question %d: %v; want throttled", i, err)
+		}
+	}
+	if n := env.Fake.Calls("iam:GetRole"); n != 3 {
+		t.Errorf("20 questions in a throttling storm made %d GetRole requests, want 3 (one question, three attempts)", n)
+	}
+}
+
+// TestStaleWhileRevalidate: when an answer's TTL has passed and the refresh fails, the last answer is
+// served and the evaluation's notes say so; when AWS recovers, the refresh lands.
+func TestStaleWhileRevalidate(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	env := livetest.Start(t, decode(t, world), livetest.Options{Cache: cache.Options{TTL: time.Minute, Now: clock}})
+	ctx := context.Background()
+	if r, err := env.Provider.Role(ctx, "KarpenterNodeRole"); err != nil || r == nil {
+		t.Fatalf("Role = %v, %v", r, err)
+	}
+	now = now.Add(2 * time.Minute)
+	env.Fake.Inject("iam:GetRole", fakeaws.Fault{Throttle: true})
+	notes := &facts.Notes{}
+	r, err := env.Provider.Role(facts.WithNotes(ctx, notes), "KarpenterNodeRole")
+	if err != nil || r == nil || r.Name != "KarpenterNodeRole" {
+		t.Fatalf("Role with a failing refresh = %v, %v; want the cached role", r, err)
+	}
+	if got := notes.List(); len(got) != 1 || !strings.Contains(got[0], "used a cached answer 2m0s old for iam:GetRole karpenternoderole: AWS throttled iam:GetRole") {
+		t.Errorf("notes = %q; want one saying the answer is 2m old because AWS throttled", got)
+	}
+	env.Fake.Clear("")
+	now = now.Add(10 * time.Second) // past the error back-off
+	env.Fake.SetFacts(decode(t, strings.Replace(world, "path: /teams/", "path: /moved/", 1)))
+	r, err = env.Provider.Role(ctx, "KarpenterNodeRole")
+	if err != nil || r == nil || r.Path != "/moved/" {
+		t.Errorf("Role after recovery = %+v, %v; want the refreshed role", r, err)
+	}
+}
+
+// TestUnknownCluster: a cluster name EKS does not know is said plainly.
+func TestUnknownCluster(t *testing.T) {
+	cf := decode(t, world)
+	env := livetest.Start(t, cf, livetest.Options{})
+	other := *cf.Cluster
+	other.Name = "prod-ekss"
+	p := livetest.NewProvider(t, env.URL, &facts.ClusterFacts{Cluster: &other}, livetest.Options{})
+	_, err := p.Cluster(context.Background())
+	var nf *live.ClusterNotFoundError
+	if !errors.As(err, &nf) || err.Error() != `EKS cluster "prod-ekss" not found in eu-west-1 (check --cluster-name and --region): cluster` {
+		t.Errorf("Cluster = %v; want cluster not found", err)
+	}
+}
+
+// TestMetrics: requests are counted per attempt with their outcome, cache lookups by result.
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := live.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := livetest.Start(t, decode(t, world), livetest.Options{Metrics: m, Attempts: 3})
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		_ = askRole(ctx, env.Provider)
+	}
+	env.Fake.Inject("ec2:DescribeImages", fakeaws.Fault{AccessDenied: true})
+	_ = askImages(ctx, env.Provider)
+	want := `
+# HELP karpenter_guard_aws_requests_total HTTP requests to AWS APIs (each retry counts), by service, operation and outcome.
+# TYPE karpenter_guard_aws_requests_total counter
+karpenter_guard_aws_requests_total{operation="DescribeImages",outcome="denied",service="ec2"} 1
+karpenter_guard_aws_requests_total{operation="GetRole",outcome="success",service="iam"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "karpenter_guard_aws_requests_total"); err != nil {
+		t.Error(err)
+	}
+	wantCache := `
+# HELP karpenter_guard_facts_cache_total Lookups of facts in the live provider's cache, by fact and result (hit, miss, stale, error).
+# TYPE karpenter_guard_facts_cache_total counter
+karpenter_guard_facts_cache_total{fact="images",result="error"} 1
+karpenter_guard_facts_cache_total{fact="roles",result="hit"} 2
+karpenter_guard_facts_cache_total{fact="roles",result="miss"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(wantCache), "karpenter_guard_facts_cache_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "karpenter_guard_aws_request_duration_seconds"); n != 2 {
+		t.Errorf("%d duration series, want 2 (GetRole, DescribeImages)", n)
+	}
+}
+
+// fmtAny renders an answer for comparison: pointers followed, nil and empty lists alike.
+func fmtAny(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	s := string(b)
+	if s == "[]" {
+		return "null"
+	}
+	return s
+}
+
+// TestNoCredentials: when the credential chain finds nothing, every fact is unknown and the reason
+// says how to give karpenter-guard credentials.
+func TestNoCredentials(t *testing.T) {
+	cf := decode(t, world)
+	env := livetest.Start(t, cf, livetest.Options{})
+	cfg := fakeaws.Config(env.URL, "eu-west-1")
+	cfg.Credentials = aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no EC2 IMDS role found")
+	}))
+	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.Role(context.Background(), "KarpenterNodeRole")
+	if err == nil || !strings.Contains(err.Error(), "no valid AWS credentials for iam:GetRole (set up EKS Pod Identity or IRSA") {
+		t.Errorf("Role = %v; want unknown for want of credentials", err)
+	}
+	if n := env.Fake.Calls("*"); n != 0 {
+		t.Errorf("%d requests reached AWS without credentials", n)
+	}
+}

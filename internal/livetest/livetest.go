@@ -1,0 +1,131 @@
+// Package livetest wires the live facts provider to the in-repo AWS fake for tests: the real
+// aws-sdk-go-v2 clients talk HTTP to a fakeaws.Server serving a ClusterFacts snapshot, and aws-auth
+// comes from a Kubernetes reader holding the snapshot's awsAuth. The same snapshot through
+// facts.NewSnapshot and through Start must give the same findings.
+package livetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
+)
+
+// Options tune Start.
+type Options struct {
+	// Budget is aws.timeout (default 2s).
+	Budget time.Duration
+	// Cache tunes the provider's cache.
+	Cache cache.Options
+	// Attempts is the retryer's maximum attempts (default 1: faults show at once; the admission
+	// retryer's 3 when tests exercise retries).
+	Attempts int
+	// Metrics, when set, receive the provider's metrics.
+	Metrics *live.Metrics
+}
+
+// Env is a running fake and a live provider talking to it.
+type Env struct {
+	Fake     *fakeaws.Server
+	URL      string
+	Provider *live.Provider
+}
+
+// Start serves cf from a new AWS fake and returns a live provider for it. Both stop when the test ends.
+func Start(t testing.TB, cf *facts.ClusterFacts, o Options) *Env {
+	t.Helper()
+	srv := fakeaws.New(cf)
+	url := srv.Start(t)
+	return &Env{Fake: srv, URL: url, Provider: NewProvider(t, url, cf, o)}
+}
+
+// NewProvider returns a live provider for the fake at url, which serves cf (read for the cluster name,
+// the region and awsAuth). It is closed when the test ends.
+func NewProvider(t testing.TB, url string, cf *facts.ClusterFacts, o Options) *live.Provider {
+	t.Helper()
+	if o.Budget <= 0 {
+		o.Budget = 2 * time.Second
+	}
+	region, name := fakeaws.DefaultRegion, "unknown-cluster"
+	if c := cf.Cluster; c != nil {
+		if c.Region != "" {
+			region = c.Region
+		}
+		if c.Name != "" {
+			name = c.Name
+		}
+	}
+	cfg := fakeaws.Config(url, region)
+	retryer := live.NewRetryer(o.Budget)
+	attempts := o.Attempts
+	if attempts <= 0 {
+		attempts = 1
+	}
+	cfg.RetryMaxAttempts = attempts
+	cfg.Retryer = retryer
+	p, err := live.New(live.Options{
+		ClusterName: name, Region: region, Clients: live.NewClients(cfg, o.Metrics),
+		Kube: KubeReader(cf), Budget: o.Budget, Cache: o.Cache, Metrics: o.Metrics,
+	})
+	if err != nil {
+		t.Fatalf("live provider: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// KubeReader returns a Kubernetes reader holding the snapshot's aws-auth: the ConfigMap with its data,
+// none for awsAuth: {}, and a Forbidden answer when the snapshot does not know awsAuth (the cluster
+// does not let us read it), so that the live provider knows exactly what the snapshot knows.
+func KubeReader(cf *facts.ClusterFacts) client.Reader {
+	if cf.AWSAuth == nil {
+		return forbidden{}
+	}
+	b := fake.NewClientBuilder()
+	if len(*cf.AWSAuth) > 0 {
+		b = b.WithObjects(&corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "aws-auth"},
+			Data:       *cf.AWSAuth,
+		})
+	}
+	return b.Build()
+}
+
+// forbidden answers every read as RBAC does without a grant.
+type forbidden struct{}
+
+func (forbidden) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, key.Name, nil)
+}
+
+func (forbidden) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", nil)
+}
+
+// Expressible returns nil when the live provider can know exactly what cf knows, else why not: a
+// cluster's name, region, partition and account always come with DescribeCluster (its ARN), so a
+// snapshot that leaves one of them out describes a world the live provider never sees.
+func Expressible(cf *facts.ClusterFacts) error {
+	c := cf.Cluster
+	if c == nil {
+		return nil
+	}
+	for field, v := range map[string]string{"name": c.Name, "region": c.Region, "partition": c.Partition, "accountID": c.AccountID} {
+		if v == "" {
+			return fmt.Errorf("the snapshot's cluster has no %s, which DescribeCluster always gives", field)
+		}
+	}
+	return nil
+}
