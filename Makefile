@@ -6,6 +6,7 @@ export GOFLAGS     := -buildvcs=false
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+include e2e/tools/tools.mk
 
 .PHONY: all build test unit lint bench fuzz readme clean
 
