@@ -26,7 +26,7 @@ lint: ## go vet plus a gofmt check
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench: ## benchmarks whose figures go into BENCHMARKS.md
-	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard
+	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

@@ -59,6 +59,8 @@ type Options struct {
 type Answer[V any] struct {
 	Value    V
 	Negative bool
+	// TTL, when set, keeps this answer that long instead of TTL or NegativeTTL.
+	TTL time.Duration
 }
 
 // Fetch asks the source. ctx carries the fetch's own deadline, not the caller's.
@@ -209,7 +211,10 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 	}
 	if err == nil {
 		ttl := c.opts.TTL
-		if ans.Negative {
+		switch {
+		case ans.TTL > 0:
+			ttl = ans.TTL
+		case ans.Negative:
 			ttl = c.opts.NegativeTTL
 		}
 		*e = entry[V]{has: true, value: ans.Value, fetched: now, expires: now.Add(ttl)}

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,13 +55,9 @@ type Options struct {
 
 // Provider implements facts.Provider. Close it to stop fetches in flight.
 type Provider struct {
-	opts  Options
-	cache *cache.Cache[any]
-
-	authMu   sync.Mutex
-	authKey  string // the ConfigMap version authData was parsed from
-	authData *facts.AWSAuthData
-	authErr  error
+	opts   Options
+	cache  *cache.Cache[any]
+	probes map[facts.Fact]probe
 }
 
 var _ facts.Provider = (*Provider)(nil)
@@ -82,7 +77,9 @@ func New(opts Options) (*Provider, error) {
 	if opts.Metrics == nil {
 		opts.Metrics, _ = NewMetrics(nil)
 	}
-	return &Provider{opts: opts, cache: cache.New[any](opts.Cache)}, nil
+	p := &Provider{opts: opts, cache: cache.New[any](opts.Cache)}
+	p.probes = newProbes(opts.Clients)
+	return p, nil
 }
 
 // Close stops the fetches in flight and waits for them.
@@ -138,7 +135,7 @@ func reasonOf(err error) string {
 // need a fact AWS denies as not evaluated before running them, exactly as for a snapshot without
 // that section.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
-	if probe, ok := p.probes()[f]; ok {
+	if probe, ok := p.probes[f]; ok {
 		_, err := lookup(ctx, p, f, probe.action, "permission probe", func(ctx context.Context) (bool, bool, error) {
 			err := probe.ask(ctx)
 			if err == nil || classify(err) == OutcomeNotFound {
@@ -189,10 +186,9 @@ type probe struct {
 	ask    func(context.Context) error
 }
 
-// probes are the questions that tell whether a per-item fact can be had. Subnets need both the
+// newProbes returns the questions that tell whether a per-item fact can be had. Subnets need both the
 // subnets and their route tables.
-func (p *Provider) probes() map[facts.Fact]probe {
-	c := p.opts.Clients
+func newProbes(c Clients) map[facts.Fact]probe {
 	none := func(name, value string) []ec2types.Filter { return []ec2types.Filter{filter(name, value)} }
 	return map[facts.Fact]probe{
 		facts.Roles: {"iam:GetRole", func(ctx context.Context) error {
@@ -326,35 +322,56 @@ func errorIf(cond bool, msg string) error {
 	return nil
 }
 
+// AWSAuthTTL is how long the provider keeps what it read of kube-system/aws-auth: short, since an
+// edit must count soon, but long enough that a burst of reviews reads it once (a direct client in the
+// CLI makes one API request per read; the webhook's watch-backed cache copies the object).
+const AWSAuthTTL = 2 * time.Second
+
 // AWSAuth implements facts.Provider from the Kubernetes API, parsed once per version of the ConfigMap.
 func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 	if p.opts.Kube == nil {
 		return nil, facts.Unknown(facts.AWSAuth, "no access to the cluster's Kubernetes API (give a kubeconfig)")
 	}
+	l, err := p.cache.Get(ctx, "kube:aws-auth", func(ctx context.Context) (cache.Answer[any], error) {
+		cm, err := p.readAWSAuth(ctx)
+		return cache.Answer[any]{Value: cm, TTL: AWSAuthTTL}, err
+	})
+	p.opts.Metrics.lookup(string(facts.AWSAuth), l.Result)
+	if err != nil {
+		var u *facts.UnknownError
+		if errors.As(err, &u) {
+			return nil, err
+		}
+		return nil, facts.Unknown(facts.AWSAuth, fmt.Sprintf("reading ConfigMap kube-system/aws-auth: %v", err))
+	}
+	a, _ := l.Value.(parsedAWSAuth)
+	return a.auth, a.err
+}
+
+// parsedAWSAuth is what the ConfigMap says: a malformed one is an answer too (EKS ignores it whole,
+// so aws-auth is unknown), never replaced by an older, well-formed copy.
+type parsedAWSAuth struct {
+	auth *facts.AWSAuthData
+	err  error
+}
+
+// readAWSAuth reads and parses the ConfigMap.
+func (p *Provider) readAWSAuth(ctx context.Context) (parsedAWSAuth, error) {
 	var cm corev1.ConfigMap
 	err := p.opts.Kube.Get(ctx, types.NamespacedName{Namespace: "kube-system", Name: "aws-auth"}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		return parsedAWSAuth{}, nil
 	case apierrors.IsForbidden(err):
-		return nil, facts.Unknown(facts.AWSAuth, "not allowed to read ConfigMap kube-system/aws-auth (RBAC: get, list and watch on configmaps, resourceNames aws-auth)")
+		return parsedAWSAuth{}, facts.Unknown(facts.AWSAuth, "not allowed to read ConfigMap kube-system/aws-auth (RBAC: get, list and watch on configmaps, resourceNames aws-auth)")
 	case err != nil:
-		return nil, facts.Unknown(facts.AWSAuth, fmt.Sprintf("reading ConfigMap kube-system/aws-auth: %v", err))
+		return parsedAWSAuth{}, facts.Unknown(facts.AWSAuth, fmt.Sprintf("reading ConfigMap kube-system/aws-auth: %v", err))
 	}
-	key := string(cm.UID) + "/" + cm.ResourceVersion
-	if cm.ResourceVersion == "" {
-		key = fmt.Sprint(cm.Data) // an object without a version (tests): its content
+	if len(cm.Data) == 0 {
+		return parsedAWSAuth{auth: &facts.AWSAuthData{Data: map[string]string{}}}, nil
 	}
-	p.authMu.Lock()
-	defer p.authMu.Unlock()
-	if key != p.authKey {
-		p.authKey = key
-		p.authData, p.authErr = facts.ParseAWSAuth(cm.Data, "the aws-auth ConfigMap in the cluster")
-		if p.authData != nil && len(cm.Data) == 0 {
-			p.authData = &facts.AWSAuthData{Data: map[string]string{}}
-		}
-	}
-	return p.authData, p.authErr
+	auth, err := facts.ParseAWSAuth(cm.Data, "the aws-auth ConfigMap in the cluster")
+	return parsedAWSAuth{auth: auth, err: err}, nil
 }
 
 // Role implements facts.Provider with IAM GetRole (NoSuchEntity: nil).
@@ -489,10 +506,14 @@ func (p *Provider) Subnets(ctx context.Context, t facts.SelectorTerm) ([]facts.S
 	}
 	// Mark public subnets on a copy: the cached list is shared.
 	out := make([]facts.Subnet, len(subnets))
+	byVPC := map[string]routes{}
 	for i, s := range subnets {
-		public, err := p.publicSubnets(ctx, s.VPCID)
-		if err != nil {
-			return nil, unknown(facts.Subnets, err)
+		public, ok := byVPC[s.VPCID]
+		if !ok {
+			if public, err = p.publicSubnets(ctx, s.VPCID); err != nil {
+				return nil, unknown(facts.Subnets, err)
+			}
+			byVPC[s.VPCID] = public
 		}
 		s.Public = public.isPublic(s.ID)
 		out[i] = s
