@@ -38,3 +38,23 @@ func (o *inputAWSAuth) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
 	}
 	return o.auth, o.err
 }
+
+// WithClusterNodeClasses returns p knowing the cluster's EC2NodeClasses as known reports: the webhook
+// and the audit give the cluster's objects as the evaluation's input, and known says whether that
+// input is complete (the watch caches have synced).
+func WithClusterNodeClasses(p Provider, known func(context.Context) error) Provider {
+	return &clusterNodeClasses{Provider: p, known: known}
+}
+
+type clusterNodeClasses struct {
+	Provider
+	known func(context.Context) error
+}
+
+// Known implements Provider.
+func (c *clusterNodeClasses) Known(ctx context.Context, f Fact) error {
+	if f == ClusterNodeClasses {
+		return c.known(ctx)
+	}
+	return c.Provider.Known(ctx, f)
+}

@@ -49,10 +49,14 @@ var awsAuthMalformed = &Rule{
 			if p.Line > 0 {
 				line = valueLine(o, p.Key, p.Line)
 			}
+			where := ""
+			if o.File != "" {
+				where = fmt.Sprintf(" (file line %d)", line)
+			}
 			out = append(out, Finding{
 				Field:   objects.Path("data", p.Key),
 				Line:    line,
-				Message: fmt.Sprintf("%s (file line %d): EKS ignores the whole ConfigMap, so every node and mapped user loses access", p, line),
+				Message: fmt.Sprintf("%s%s: EKS ignores the whole ConfigMap, so every node and mapped user loses access", p, where),
 				Fix:     fixFor(p),
 			})
 		}

@@ -1,8 +1,21 @@
 package validators
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
+)
+
+// Admission operations a Context can carry.
+const (
+	OperationCreate = "CREATE"
+	OperationUpdate = "UPDATE"
+	OperationDelete = "DELETE"
 )
 
 var awsAuthRemovesNodeRole = &Rule{
@@ -11,8 +24,136 @@ var awsAuthRemovesNodeRole = &Rule{
 	DefaultAction: config.ActionDeny,
 	Scope:         ScopeAdmission,
 	Needs:         []facts.Fact{facts.ClusterNodeClasses, facts.ClusterAuthenticationMode, facts.AccessEntries},
+	MayNeed:       []facts.Fact{facts.Roles, facts.InstanceProfiles},
 	Summary:       "an UPDATE or DELETE of aws-auth drops the mapping an existing EC2NodeClass's role depends on",
 	Doc: "Editing aws-auth by hand can drop the mapping (or one of the two node groups) of the role " +
 		"Karpenter's nodes use; when that mapping is what authorizes the role, new nodes stop joining. The " +
 		"webhook refuses such an edit and lists the EC2NodeClasses that would stop joining nodes.",
+	Check: func(c *Context, o *objects.Object) []Finding {
+		if (c.Operation != OperationUpdate && c.Operation != OperationDelete) || c.Old == nil || c.Old.AWSAuth == nil {
+			return nil
+		}
+		cluster, err := c.Facts.Cluster(c)
+		if err != nil {
+			return c.unknownFact(err)
+		}
+		if !cluster.HonoursAWSAuth() {
+			return nil // mode API: aws-auth authorizes nothing
+		}
+		before := parsedConfigMap(c.Old)
+		var after *facts.AWSAuthData
+		if c.Operation == OperationUpdate {
+			after = parsedConfigMap(o)
+		}
+		type loss struct {
+			role    *facts.Role
+			classes []string
+			problem string
+			windows bool
+		}
+		losses := map[string]*loss{}
+		for _, nc := range c.Input {
+			if nc.NodeClass == nil {
+				continue
+			}
+			r, err := c.resolveRole(nc)
+			if err != nil {
+				return c.unknownFact(err)
+			}
+			if r.role == nil {
+				continue
+			}
+			windows := userdata.IsWindows(family(nc.NodeClass))
+			if cluster.HonoursAccessEntries() {
+				entry, err := c.Facts.AccessEntry(c, r.role)
+				if err != nil {
+					return c.unknownFact(err)
+				}
+				if entry != nil {
+					continue // the entry decides for this role, whatever aws-auth says
+				}
+			}
+			if ok, _ := mappedForNodes(before, r.role, windows); !ok {
+				continue // aws-auth did not authorize it before either
+			}
+			ok, problem := mappedForNodes(after, r.role, windows)
+			if ok {
+				continue
+			}
+			l := losses[r.role.ARN]
+			if l == nil {
+				l = &loss{role: r.role, problem: problem, windows: windows}
+				losses[r.role.ARN] = l
+			}
+			l.classes = append(l.classes, nc.Name)
+		}
+		arns := make([]string, 0, len(losses))
+		for arn := range losses {
+			arns = append(arns, arn)
+		}
+		sort.Strings(arns)
+		edit := "this edit of aws-auth"
+		if c.Operation == OperationDelete {
+			edit = "deleting aws-auth"
+		}
+		var out []Finding
+		for _, arn := range arns {
+			l := losses[arn]
+			sort.Strings(l.classes)
+			what := "drops the mapping of node role " + l.role.PathlessARN()
+			if l.problem != "" {
+				what = "leaves the mapping of node role " + l.role.PathlessARN() + " " + l.problem
+			}
+			a := &authorization{cluster: cluster, role: l.role, windows: l.windows}
+			fix := "keep this entry in mapRoles:\n" + a.mapRolesEntry()
+			if cluster.HonoursAccessEntries() {
+				fix += "\nor first give the role an access entry: " + a.createEntry()
+			}
+			out = append(out, Finding{
+				Field: "data.mapRoles",
+				Line:  lineAt(o, "data", "mapRoles"),
+				Message: fmt.Sprintf("%s %s; that mapping is what lets nodes of %s join cluster %s (mode %s), so new nodes would never join",
+					edit, what, plural(l.classes, "EC2NodeClass", "EC2NodeClasses"), cluster.Name, cluster.AuthenticationMode),
+				Fix: fix,
+			})
+		}
+		return out
+	},
+}
+
+// parsedConfigMap parses an aws-auth object's data; nil when EKS would not read it (malformed), so it
+// authorizes nothing.
+func parsedConfigMap(o *objects.Object) *facts.AWSAuthData {
+	data, malformed, ok := InputAWSAuth([]*objects.Object{o})
+	if !ok || malformed {
+		return nil
+	}
+	auth, err := facts.ParseAWSAuth(data, "aws-auth")
+	if err != nil {
+		return nil
+	}
+	return auth
+}
+
+// mappedForNodes reports whether aws-auth lets the role's nodes join: a path-less mapping with the node
+// groups; otherwise what is wrong with the mapping it has ("" when it has none).
+func mappedForNodes(auth *facts.AWSAuthData, role *facts.Role, windows bool) (bool, string) {
+	m := matchMappings(auth, role)
+	if m.pathless == nil {
+		return false, ""
+	}
+	problem := mappingProblem(*m.pathless, windows)
+	return problem == "", problem
+}
+
+// plural names things as `EC2NodeClass "a"` or `EC2NodeClasses "a", "b"`.
+func plural(names []string, one, many string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(names) == 1 {
+		return one + " " + q[0]
+	}
+	return many + " " + strings.Join(q, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -13,6 +14,7 @@ var nodepoolNodeclassMissing = &Rule{
 	ID:            "nodepool-nodeclass-missing",
 	Kinds:         []string{KindNodePool},
 	DefaultAction: config.ActionWarn,
+	MayNeed:       []facts.Fact{facts.ClusterNodeClasses},
 	Summary:       "`nodeClassRef` names an EC2NodeClass that does not exist",
 	Doc: "A NodePool whose nodeClassRef names a missing EC2NodeClass is accepted and then never launches a " +
 		"node: Karpenter marks it not ready and pending pods stay pending. The CLI looks for the class in " +
@@ -21,6 +23,12 @@ var nodepoolNodeclassMissing = &Rule{
 		ref := o.NodePool.Spec.Template.Spec.NodeClassRef
 		if ref == nil || ref.Name == "" || (ref.Kind != "" && ref.Kind != objects.KindEC2NodeClass) {
 			return nil
+		}
+		if c.Scope != ScopeCLI {
+			// The webhook and the audit look in the cluster, which must be known (caches synced).
+			if err := c.Facts.Known(c, facts.ClusterNodeClasses); err != nil {
+				return c.unknownFact(err)
+			}
 		}
 		if c.NodeClass(ref.Name) != nil {
 			return nil

@@ -28,6 +28,8 @@ const (
 	ScopeCLI Scope = "cli"
 	// ScopeAdmission rules judge a change (UPDATE or DELETE) and only run in the webhook.
 	ScopeAdmission Scope = "admission"
+	// ScopeAudit is where the audit runs: over the objects stored in the cluster, with ScopeAll rules.
+	ScopeAudit Scope = "audit"
 )
 
 // Rule is one entry of the catalog.
@@ -64,8 +66,12 @@ type Context struct {
 	// Input is every object of the run: the manifests given to the CLI, or the cluster's objects in the
 	// webhook. Cross-object rules (nodepool-nodeclass-missing, the kubelet move) read it.
 	Input []*objects.Object
-	// Scope is where the engine runs (ScopeCLI or ScopeAdmission).
+	// Scope is where the engine runs (ScopeCLI, ScopeAdmission or ScopeAudit).
 	Scope Scope
+	// Operation is the admission request's operation (OperationCreate, …; "" outside admission) and
+	// Old the object before it, for UPDATE and DELETE.
+	Operation string
+	Old       *objects.Object
 
 	catalog  *Catalog
 	unknown  map[facts.Fact]string
