@@ -36,6 +36,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzFix$$' -fuzztime $(FUZZTIME) ./fix
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzWildcard$$' -fuzztime $(FUZZTIME) ./facts
+	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME) ./webhook
 
 readme: ## regenerate the README rule table and the golden files from the catalog
 	$(GO) test ./... -run 'TestReadme|Golden' -update

@@ -173,6 +173,41 @@ func Path(elems ...any) string {
 	return b.String()
 }
 
+// ParsePath is the inverse of Path: "spec.amiSelectorTerms[1].owner" gives spec, amiSelectorTerms, 1,
+// owner; quoted keys ('karpenter.sh/do-not-evict') stay whole. A malformed index ends the path there.
+func ParsePath(s string) []any {
+	var out []any
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '.':
+			i++
+		case '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return append(out, s[i+1:])
+			}
+			out = append(out, s[i+1:i+1+end])
+			i += end + 2
+		case '[':
+			end := strings.IndexByte(s[i:], ']')
+			n, err := strconv.Atoi(s[i+1 : i+max(end, 1)])
+			if end < 0 || err != nil {
+				return out
+			}
+			out = append(out, n)
+			i += end + 1
+		default:
+			end := strings.IndexAny(s[i:], ".[")
+			if end < 0 {
+				end = len(s) - i
+			}
+			out = append(out, s[i:i+end])
+			i += end
+		}
+	}
+	return out
+}
+
 var (
 	yamlLineRE  = regexp.MustCompile(`line (\d+):`)
 	definedAtRE = regexp.MustCompile(`already defined at line (\d+)`)

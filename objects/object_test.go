@@ -2,6 +2,7 @@ package objects
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -185,5 +186,26 @@ func TestExpectation(t *testing.T) {
 		if got := expectation(goType); got != want {
 			t.Errorf("expectation(%q) = %q, want %q", goType, got, want)
 		}
+	}
+}
+
+// TestParsePath: ParsePath undoes Path, for the paths findings carry.
+func TestParsePath(t *testing.T) {
+	for _, elems := range [][]any{
+		{"spec", "amiSelectorTerms", 1, "owner"},
+		{"metadata", "annotations", "karpenter.sh/do-not-evict"},
+		{"spec", "template", "metadata", "annotations", "compatibility.karpenter.k8s.aws/v1beta1-ubuntu"},
+		{"spec", "blockDeviceMappings", 0, "ebs", "encrypted"},
+		{"data", "mapRoles"},
+		{"spec"},
+		{},
+	} {
+		got := ParsePath(Path(elems...))
+		if fmt.Sprint(got) != fmt.Sprint(elems) || len(got) != len(elems) {
+			t.Errorf("ParsePath(%q) = %#v, want %#v", Path(elems...), got, elems)
+		}
+	}
+	if got := ParsePath("spec.terms[x].a"); fmt.Sprint(got) != "[spec terms]" {
+		t.Errorf("a malformed index: %#v", got)
 	}
 }

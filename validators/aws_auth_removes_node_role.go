@@ -23,6 +23,7 @@ var awsAuthRemovesNodeRole = &Rule{
 	Kinds:         []string{KindAWSAuth},
 	DefaultAction: config.ActionDeny,
 	Scope:         ScopeAdmission,
+	Operations:    []string{OperationUpdate, OperationDelete},
 	Needs:         []facts.Fact{facts.ClusterNodeClasses, facts.ClusterAuthenticationMode, facts.AccessEntries},
 	MayNeed:       []facts.Fact{facts.Roles, facts.InstanceProfiles},
 	Summary:       "an UPDATE or DELETE of aws-auth drops the mapping an existing EC2NodeClass's role depends on",
@@ -30,7 +31,7 @@ var awsAuthRemovesNodeRole = &Rule{
 		"Karpenter's nodes use; when that mapping is what authorizes the role, new nodes stop joining. The " +
 		"webhook refuses such an edit and lists the EC2NodeClasses that would stop joining nodes.",
 	Check: func(c *Context, o *objects.Object) []Finding {
-		if (c.Operation != OperationUpdate && c.Operation != OperationDelete) || c.Old == nil || c.Old.AWSAuth == nil {
+		if c.Old == nil || c.Old.AWSAuth == nil {
 			return nil
 		}
 		cluster, err := c.Facts.Cluster(c)

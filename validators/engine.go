@@ -3,6 +3,7 @@ package validators
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,6 +63,9 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				continue
 			}
 			if r.Scope != ScopeAll && r.Scope != c.Scope {
+				continue
+			}
+			if len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation) {
 				continue
 			}
 			action := c.Config.ActionFor(r.ID, r.DefaultAction)

@@ -47,6 +47,9 @@ type Rule struct {
 	// Fixable is true when the rule's findings carry edits that `check --fix` and the mutating webhook apply.
 	Fixable bool
 	Scope   Scope
+	// Operations, when set, limits an admission rule to these operations (OperationUpdate, …): a rule
+	// that judges a change has nothing to say, and no fact to ask, on a CREATE.
+	Operations []string
 	// Summary is the one-line trigger shown in `rules` and the README table.
 	Summary string
 	// Doc is one paragraph: what goes wrong on the cluster and how to fix it.

@@ -1,0 +1,48 @@
+package certs
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// RotatorOptions configure the self-managed certificates of an in-cluster webhook.
+type RotatorOptions struct {
+	// CertDir is where the webhook server reads tls.crt and tls.key.
+	CertDir string
+	// Namespace and SecretName name the Secret that keeps the CA and the certificate.
+	Namespace, SecretName string
+	// Service is the webhook Service's name: the certificate covers its in-cluster names.
+	Service string
+	// ValidatingWebhook and MutatingWebhook name the webhook configurations whose caBundle is kept
+	// current.
+	ValidatingWebhook, MutatingWebhook string
+}
+
+// AddRotator adds open-policy-agent/cert-controller's rotator to mgr: it creates the CA and serving
+// certificate in the Secret, renews them before they expire, writes them into CertDir (the webhook
+// server's certificate watcher reloads them) and injects the CA into the webhook configurations. The
+// returned channel closes once certificates are in place; readiness waits for it.
+func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) {
+	ready := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
+		CertDir:        o.CertDir,
+		CAName:         "karpenter-guard-ca",
+		CAOrganization: "karpenter-guard",
+		DNSName:        o.Service + "." + o.Namespace + ".svc",
+		ExtraDNSNames:  []string{o.Service + "." + o.Namespace + ".svc.cluster.local", o.Service + "." + o.Namespace},
+		IsReady:        ready,
+		Webhooks: []rotator.WebhookInfo{
+			{Name: o.ValidatingWebhook, Type: rotator.Validating},
+			{Name: o.MutatingWebhook, Type: rotator.Mutating},
+		},
+		FieldOwner: "karpenter-guard",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("self-managed certificates: %w", err)
+	}
+	return ready, nil
+}

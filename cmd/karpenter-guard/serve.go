@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	goflag "flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/karpenter-guard/karpenter-guard/certs"
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/webhook"
+)
+
+type serveOptions struct {
+	live            liveOptions
+	port            int
+	certDir         string
+	healthAddr      string
+	metricsAddr     string
+	factsFile       string
+	selfSigned      bool
+	certRotation    bool
+	namespace       string
+	service         string
+	secret          string
+	validatingName  string
+	mutatingName    string
+	shutdownTimeout time.Duration
+	zap             zap.Options
+}
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the admission webhook (HTTPS): /validate and /mutate for EC2NodeClasses, NodePools and aws-auth",
+		Long: "Serve the admission webhook on controller-runtime's webhook server. Facts come from AWS and the\n" +
+			"cluster (--cluster-name), or from a snapshot (--facts) for local runs and demos. The mode and the\n" +
+			"per-rule actions come from --config. Certificates are read from --cert-dir and reloaded when\n" +
+			"they change; --self-signed generates them there when missing, --cert-rotation keeps them in a\n" +
+			"Secret and injects the CA into the webhook configurations.",
+		Example: "  karpenter-guard serve --config /etc/karpenter-guard/config.yaml --cluster-name prod-eks\n" +
+			"  karpenter-guard serve --facts cluster-facts.yaml --self-signed --cert-dir /tmp/kg-certs",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	o.live.addFlags(f)
+	f.IntVar(&o.port, "port", 9443, "HTTPS port of the webhook")
+	f.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of tls.crt and tls.key (reloaded when they change)")
+	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics (0 disables it)")
+	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot to use instead of AWS (local runs, demos, tests)")
+	f.BoolVar(&o.selfSigned, "self-signed", false, "generate a CA and serving certificate in --cert-dir when it has none (writes ca.crt beside them)")
+	f.BoolVar(&o.certRotation, "cert-rotation", false, "keep the CA and certificate in a Secret, renew them, and inject the CA into the webhook configurations")
+	f.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "namespace of the webhook's Service and Secret (default: POD_NAMESPACE)")
+	f.StringVar(&o.service, "service-name", "karpenter-guard", "the webhook's Service (certificate names)")
+	f.StringVar(&o.secret, "cert-secret-name", "karpenter-guard-cert", "Secret of --cert-rotation")
+	f.StringVar(&o.validatingName, "validating-webhook-configuration", "karpenter-guard", "ValidatingWebhookConfiguration whose CA --cert-rotation keeps")
+	f.StringVar(&o.mutatingName, "mutating-webhook-configuration", "karpenter-guard", "MutatingWebhookConfiguration whose CA --cert-rotation keeps")
+	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reviews may take to finish on shutdown")
+	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
+	o.zap.BindFlags(zapFlags)
+	f.AddGoFlagSet(zapFlags)
+	return cmd
+}
+
+func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serveOptions) error {
+	log := zap.New(zap.UseFlagOptions(&o.zap), zap.WriteTo(cmd.ErrOrStderr()))
+	ctrl.SetLogger(log)
+	cat := validators.Default()
+	cfg := config.Default()
+	if g.configFile != "" {
+		c, err := config.LoadFile(g.configFile, cat.IDs())
+		if err != nil {
+			return err
+		}
+		cfg = c
+	}
+	if o.selfSigned && o.certRotation {
+		return errors.New("--self-signed and --cert-rotation exclude each other")
+	}
+	if o.selfSigned {
+		generated, err := certs.EnsureSelfSigned(o.certDir, certs.Hosts(o.service, o.namespace), 365*24*time.Hour)
+		if err != nil {
+			return err
+		}
+		if generated {
+			log.Info("generated a self-signed CA and serving certificate", "dir", o.certDir, "ca", o.certDir+"/"+certs.CAFile)
+		}
+	}
+
+	restCfg, kubeErr := o.live.restConfig()
+	if kubeErr != nil {
+		if o.factsFile == "" || o.certRotation {
+			return fmt.Errorf("serve needs the cluster (for aws-auth, EC2NodeClasses and NodePools): %w", kubeErr)
+		}
+		// A demo with a snapshot and no cluster: nothing is read from Kubernetes.
+		log.Info("no cluster access: aws-auth comes from the snapshot; rules that need the cluster's EC2NodeClasses are not evaluated", "reason", kubeErr.Error())
+		restCfg = &rest.Config{Host: "https://127.0.0.1:1"}
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	minTLS := func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }
+	gracefulTimeout := o.shutdownTimeout
+	cacheOpts := live.CacheOptions()
+	if kubeErr != nil {
+		cacheOpts = ctrlcache.Options{} // nothing is watched
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		HealthProbeBindAddress:  o.healthAddr,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		WebhookServer:           ctrlwebhook.NewServer(ctrlwebhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: []func(*tls.Config){minTLS}}),
+		GracefulShutdownTimeout: &gracefulTimeout,
+		Logger:                  log,
+	})
+	if err != nil {
+		return fmt.Errorf("start the webhook: %w", err)
+	}
+
+	var cluster webhook.Cluster
+	var kube client.Reader
+	if kubeErr == nil {
+		co, err := live.WatchClusterObjects(ctx, mgr.GetCache())
+		if err != nil {
+			return err
+		}
+		cluster, kube = co, mgr.GetClient()
+	}
+	provider, closeFacts, err := serveFacts(ctx, o, cfg, kube, restCfg.Host, cmd)
+	if err != nil {
+		return err
+	}
+	defer closeFacts()
+
+	metrics, err := webhook.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	reviewer := webhook.NewReviewer(cat, cfg, provider, cluster, metrics, log.WithName("review"))
+	webhook.Register(mgr.GetWebhookServer(), reviewer, webhook.DefaultLimits())
+
+	certsReady := closedChannel()
+	if o.certRotation {
+		if o.namespace == "" {
+			return errors.New("--cert-rotation needs --namespace (or POD_NAMESPACE)")
+		}
+		if certsReady, err = certs.AddRotator(mgr, certs.RotatorOptions{CertDir: o.certDir, Namespace: o.namespace, SecretName: o.secret,
+			Service: o.service, ValidatingWebhook: o.validatingName, MutatingWebhook: o.mutatingName}); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ready", readiness(mgr, certsReady, cluster)); err != nil {
+		return err
+	}
+	log.Info("serving", "port", o.port, "mode", cfg.Mode, "facts", factsSource(o), "onError", cfg.AWS.OnError, "budget", cfg.AWS.Timeout.Duration)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	return nil
+}
+
+// serveFacts builds the facts provider of the webhook: the snapshot of --facts, else live.
+func serveFacts(ctx context.Context, o *serveOptions, cfg *config.Config, kube client.Reader, server string, cmd *cobra.Command) (facts.Provider, func(), error) {
+	if o.factsFile != "" {
+		snap, err := loadFactsFile(o.factsFile)
+		return snap, func() {}, err
+	}
+	m, err := live.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w := live.EndpointWarning(); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	if o.live.clusterName == "" {
+		return nil, nil, errors.New("serve needs --cluster-name for live facts, or --facts FILE")
+	}
+	awsCfg, err := live.LoadAWSConfig(ctx, live.AWSOptions{Region: o.live.region, EndpointURL: o.live.endpointURL, KubeServer: server, Budget: cfg.AWS.Timeout.Duration})
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := live.New(live.Options{
+		ClusterName: o.live.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,
+		Budget: cfg.AWS.Timeout.Duration, Metrics: m,
+		Cache: cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// A webhook must not stop the cluster: without credentials it still starts, answers per
+	// aws.onError, and says why in its log and in every review's warnings.
+	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+		ctrl.Log.Error(err, "no AWS credentials: every fact from AWS is unknown until EKS Pod Identity or IRSA gives the service account a role")
+	}
+	return p, p.Close, nil
+}
+
+func factsSource(o *serveOptions) string {
+	if o.factsFile != "" {
+		return "snapshot " + o.factsFile
+	}
+	return "live, cluster " + o.live.clusterName
+}
+
+// readiness is ready once the certificates are in place and served, and the watches have synced.
+func readiness(mgr ctrl.Manager, certsReady <-chan struct{}, cluster webhook.Cluster) healthz.Checker {
+	started := mgr.GetWebhookServer().StartedChecker()
+	return func(req *http.Request) error {
+		select {
+		case <-certsReady:
+		default:
+			return errors.New("certificates are not ready")
+		}
+		if err := started(req); err != nil {
+			return fmt.Errorf("webhook server not serving: %w", err)
+		}
+		if cluster != nil {
+			if err := cluster.Synced(req.Context()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func closedChannel() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}

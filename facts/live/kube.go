@@ -1,0 +1,181 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// The Karpenter kinds as the API server serves them (domain.md §1).
+var (
+	EC2NodeClassGVK = schema.GroupVersionKind{Group: objects.GroupKarpenterAWS, Version: "v1", Kind: objects.KindEC2NodeClass}
+	NodePoolGVK     = schema.GroupVersionKind{Group: objects.GroupKarpenter, Version: "v1", Kind: objects.KindNodePool}
+)
+
+// CacheOptions are the controller-runtime cache options of everything karpenter-guard reads from the
+// cluster: the one kube-system/aws-auth ConfigMap (a field selector on its name, so no other ConfigMap
+// is listed or watched, and RBAC can grant it by name), and every EC2NodeClass and NodePool.
+func CacheOptions() ctrlcache.Options {
+	return ctrlcache.Options{
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&corev1.ConfigMap{}: {
+				Namespaces: map[string]ctrlcache.Config{objects.AWSAuthNamespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", objects.AWSAuthName),
+			},
+		},
+	}
+}
+
+// ClusterObjects keeps the cluster's EC2NodeClasses and NodePools as the rules read them, converted
+// once per change from a watch (not once per admission review), in copy-on-write snapshots.
+type ClusterObjects struct {
+	mu          sync.RWMutex
+	nodeClasses []*objects.Object
+	nodePools   []*objects.Object
+	byKey       map[string]*objects.Object // kind/name → object
+	problems    map[string]string          // kind/name → why it could not be read
+
+	synced []toolscache.InformerSynced
+}
+
+// WatchClusterObjects registers watches of EC2NodeClasses and NodePools on c. The cache must be
+// started (the manager does) for them to fill.
+func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache) (*ClusterObjects, error) {
+	co := &ClusterObjects{byKey: map[string]*objects.Object{}, problems: map[string]string{}}
+	for _, gvk := range []schema.GroupVersionKind{EC2NodeClassGVK, NodePoolGVK} {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		inf, err := c.GetInformer(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("watch %s: %w (are Karpenter's v1 CRDs installed?)", gvk.Kind, err)
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { co.put(gvk.Kind, obj) },
+			UpdateFunc: func(_, obj any) { co.put(gvk.Kind, obj) },
+			DeleteFunc: func(obj any) { co.remove(gvk.Kind, obj) },
+		})
+		if err != nil {
+			return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+		}
+		co.synced = append(co.synced, reg.HasSynced)
+	}
+	return co, nil
+}
+
+// put converts and stores one object.
+func (co *ClusterObjects) put(kind string, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key := kind + "/" + u.GetName()
+	o, err := ToObject(u)
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if err != nil {
+		co.problems[key] = err.Error()
+		delete(co.byKey, key)
+	} else {
+		delete(co.problems, key)
+		co.byKey[key] = o
+	}
+	co.rebuild()
+}
+
+func (co *ClusterObjects) remove(kind string, obj any) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	delete(co.byKey, kind+"/"+u.GetName())
+	delete(co.problems, kind+"/"+u.GetName())
+	co.rebuild()
+}
+
+// rebuild makes new snapshots; readers keep the old ones. Callers hold co.mu.
+func (co *ClusterObjects) rebuild() {
+	var ncs, nps []*objects.Object
+	for _, o := range co.byKey {
+		if o.NodeClass != nil {
+			ncs = append(ncs, o)
+		} else if o.NodePool != nil {
+			nps = append(nps, o)
+		}
+	}
+	byName := func(s []*objects.Object) { sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name }) }
+	byName(ncs)
+	byName(nps)
+	co.nodeClasses, co.nodePools = ncs, nps
+}
+
+// NodeClasses returns the EC2NodeClasses (a snapshot; do not modify).
+func (co *ClusterObjects) NodeClasses() []*objects.Object {
+	co.mu.RLock()
+	defer co.mu.RUnlock()
+	return co.nodeClasses
+}
+
+// NodePools returns the NodePools (a snapshot; do not modify).
+func (co *ClusterObjects) NodePools() []*objects.Object {
+	co.mu.RLock()
+	defer co.mu.RUnlock()
+	return co.nodePools
+}
+
+// Problems returns, by "Kind/name", the objects that could not be read as the rules need them.
+func (co *ClusterObjects) Problems() map[string]string {
+	co.mu.RLock()
+	defer co.mu.RUnlock()
+	out := make(map[string]string, len(co.problems))
+	for k, v := range co.problems {
+		out[k] = v
+	}
+	return out
+}
+
+// Synced returns nil once every watch has delivered the initial list.
+func (co *ClusterObjects) Synced(context.Context) error {
+	for _, s := range co.synced {
+		if !s() {
+			return facts.Unknown(facts.ClusterNodeClasses, "the watch of the cluster's EC2NodeClasses and NodePools has not synced yet")
+		}
+	}
+	return nil
+}
+
+// ToObject converts a cluster object into the rules' view (as if read from a manifest named
+// "cluster/Kind/name").
+func ToObject(u *unstructured.Unstructured) (*objects.Object, error) {
+	data, err := sigsyaml.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	objs, _, errs := manifest.Parse("cluster/"+u.GetKind()+"/"+u.GetName(), data)
+	if len(errs) > 0 {
+		return nil, errors.New(errs[0].Message)
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("%s %s is not a Karpenter object karpenter-guard reads", u.GetKind(), u.GetName())
+	}
+	return objs[0], nil
+}

@@ -1,0 +1,82 @@
+package webhook
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// Metrics are the webhook's Prometheus metrics (interfaces.md): requests by decision, their duration,
+// and findings by rule and the action taken.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	found    *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_admission_requests_total",
+			Help: "Admission reviews answered, by kind, operation and decision (allow, warn, deny, error).",
+		}, []string{"kind", "operation", "decision"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "karpenter_guard_admission_duration_seconds",
+			Help:    "Time to answer an admission review, by kind.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"kind"}),
+		found: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_findings_total",
+			Help: "Findings of admission reviews, by rule and the action taken (deny, warn, audit; would-deny and would-warn in mode dry-run).",
+		}, []string{"rule", "action"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.requests, m.duration, m.found} {
+			if err := reg.Register(c); err != nil {
+				var already prometheus.AlreadyRegisteredError
+				if !errors.As(err, &already) {
+					return nil, err
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// observe counts one answered review.
+func (m *Metrics) observe(req admission.Request, resp *admission.Response, d time.Duration) {
+	decision := "allow"
+	switch {
+	case !resp.Allowed && resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != 403:
+		decision = "error"
+	case !resp.Allowed:
+		decision = "deny"
+	case len(resp.Warnings) > 0:
+		decision = "warn"
+	}
+	m.requests.WithLabelValues(req.Kind.Kind, string(req.Operation), decision).Inc()
+	m.duration.WithLabelValues(req.Kind.Kind).Observe(d.Seconds())
+}
+
+// findings counts a verdict's findings by the action taken.
+func (m *Metrics) findings(v *verdict) {
+	for _, f := range v.deny {
+		m.found.WithLabelValues(f.Rule, "deny").Inc()
+	}
+	for _, f := range v.preexisting {
+		m.found.WithLabelValues(f.Rule, "warn").Inc()
+	}
+	for _, f := range v.warn {
+		m.found.WithLabelValues(f.Rule, "warn").Inc()
+	}
+	for _, f := range v.audit {
+		action := string(f.Action)
+		if v.mode == "dry-run" && action != "audit" {
+			action = "would-" + action
+		}
+		m.found.WithLabelValues(f.Rule, action).Inc()
+	}
+}

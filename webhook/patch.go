@@ -1,0 +1,101 @@
+package webhook
+
+import (
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	jsonpatch "gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// patchesFor turns the edits of fixable findings into JSON patch operations. On UPDATE, a finding
+// whose edits touch a field the request leaves as stored is skipped (returned in skipped): the fix
+// would change a live EC2NodeClass the user did not edit, and Karpenter would replace its nodes.
+func patchesFor(rv *review, findings []validators.Finding) (ops []jsonpatch.JsonPatchOperation, applied, skipped []validators.Finding) {
+	for _, f := range findings {
+		if len(f.Edits) == 0 {
+			continue
+		}
+		if rv.req.Operation == admissionv1.Update && editsUnchanged(rv, f.Edits) {
+			skipped = append(skipped, f)
+			continue
+		}
+		for _, e := range f.Edits {
+			ops = append(ops, patchOps(rv.obj.Root, e)...)
+		}
+		applied = append(applied, f)
+	}
+	return ops, applied, skipped
+}
+
+// editsUnchanged reports whether every field the edits touch is the same in the stored object: for a
+// key that is added, the mapping it goes into (an AMI term); else the key's own value.
+func editsUnchanged(rv *review, edits []validators.Edit) bool {
+	for _, e := range edits {
+		path := append(append([]any{}, e.Path...), e.Key)
+		if e.Op == validators.EditAdd {
+			path = e.Path
+		}
+		if !sameValue(objects.Lookup(rv.old.Root, path...), objects.Lookup(rv.obj.Root, path...)) {
+			return false
+		}
+	}
+	return true
+}
+
+// patchOps is one edit as JSON patch operations on the object's JSON (root is the object's tree).
+func patchOps(root *yaml.Node, e validators.Edit) []jsonpatch.JsonPatchOperation {
+	at := pointer(e.Path...)
+	key := at + "/" + escape(e.Key)
+	switch e.Op {
+	case validators.EditSet:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("replace", key, value(e.Value))}
+	case validators.EditAdd:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", key, value(e.Value))}
+	case validators.EditDelete:
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("remove", key, nil)}
+	case validators.EditRename:
+		val := e.Value
+		if val == nil { // the value moves with the key
+			val = objects.Lookup(root, append(append([]any{}, e.Path...), e.Key)...)
+		}
+		return []jsonpatch.JsonPatchOperation{
+			jsonpatch.NewOperation("remove", key, nil),
+			jsonpatch.NewOperation("add", at+"/"+escape(e.NewKey), value(val)),
+		}
+	}
+	return nil
+}
+
+// pointer renders a JSON pointer (RFC 6901) from field path elements.
+func pointer(path ...any) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		switch v := p.(type) {
+		case int:
+			b.WriteString(strconv.Itoa(v))
+		case string:
+			b.WriteString(escape(v))
+		}
+	}
+	return b.String()
+}
+
+func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+
+// value decodes an edit's YAML value into the JSON value it stands for.
+func value(n *yaml.Node) any {
+	if n == nil {
+		return nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}

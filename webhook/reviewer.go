@@ -1,0 +1,234 @@
+// Package webhook answers Kubernetes admission reviews of Karpenter's EC2NodeClasses and NodePools and of
+// the kube-system/aws-auth ConfigMap with the rule catalog: /validate refuses or warns as the mode and
+// the per-rule actions say, /mutate applies the safe fixes as JSON patches. It runs on
+// controller-runtime's webhook server (server.go) and never calls AWS itself: facts come from the
+// provider it is given (live or a snapshot), within the aws.timeout budget of each request.
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// Cluster is what the webhook knows of the Karpenter objects stored in the cluster.
+type Cluster interface {
+	// NodeClasses returns the cluster's EC2NodeClasses (do not modify them).
+	NodeClasses() []*objects.Object
+	// Synced returns nil once the objects are complete (the watch caches have synced), else why not.
+	Synced(ctx context.Context) error
+}
+
+// Reviewer evaluates admission requests. Its fields are set once; it is safe for concurrent use.
+type Reviewer struct {
+	Catalog *validators.Catalog
+	Config  *config.Config
+	Facts   facts.Provider
+	// Cluster gives the cluster's EC2NodeClasses; nil means they are unknown.
+	Cluster Cluster
+	Metrics *Metrics
+	Log     logr.Logger
+
+	fixes *validators.Catalog
+}
+
+// NewReviewer returns a reviewer; cluster may be nil.
+func NewReviewer(cat *validators.Catalog, cfg *config.Config, p facts.Provider, cluster Cluster, m *Metrics, log logr.Logger) *Reviewer {
+	var fixable []*validators.Rule
+	for _, r := range cat.Rules() {
+		if r.Fixable && r.Scope != validators.ScopeCLI {
+			fixable = append(fixable, r)
+		}
+	}
+	if m == nil {
+		m, _ = NewMetrics(nil)
+	}
+	return &Reviewer{Catalog: cat, Config: cfg, Facts: p, Cluster: cluster, Metrics: m, Log: log, fixes: validators.NewCatalog(fixable...)}
+}
+
+// review is one decoded admission request.
+type review struct {
+	req  admission.Request
+	kind string // validators.KindEC2NodeClass, KindNodePool or KindAWSAuth
+	// obj is the object as it would be stored (for DELETE, the object being deleted); old is the
+	// stored object before the request (UPDATE and DELETE).
+	obj, old *objects.Object
+}
+
+// ref names the object of the review for messages: Kind "name".
+func (rv *review) ref() string {
+	if rv.obj != nil {
+		return rv.obj.Ref().String()
+	}
+	return objects.Ref{Kind: rv.req.Kind.Kind, Name: rv.req.Name, Namespace: rv.req.Namespace}.String()
+}
+
+// decode reads a request. A request the webhook does not review is answered allowed; one it cannot
+// read is answered with what is wrong.
+func decode(req admission.Request) (*review, *admission.Response) {
+	rv := &review{req: req}
+	gvk := req.Kind
+	switch {
+	case gvk.Group == objects.GroupKarpenterAWS && gvk.Version == "v1" && gvk.Kind == objects.KindEC2NodeClass:
+		rv.kind = validators.KindEC2NodeClass
+	case gvk.Group == objects.GroupKarpenter && gvk.Version == "v1" && gvk.Kind == objects.KindNodePool:
+		rv.kind = validators.KindNodePool
+	case gvk.Group == "" && gvk.Version == "v1" && gvk.Kind == objects.KindConfigMap &&
+		req.Namespace == objects.AWSAuthNamespace && req.Name == objects.AWSAuthName:
+		rv.kind = validators.KindAWSAuth
+	default:
+		resp := admission.Allowed(fmt.Sprintf("karpenter-guard does not review %s", objects.Ref{APIVersion: strings.TrimPrefix(gvk.Group+"/"+gvk.Version, "/"), Kind: gvk.Kind, Name: req.Name, Namespace: req.Namespace}))
+		return nil, &resp
+	}
+	if req.SubResource != "" {
+		resp := admission.Allowed("karpenter-guard does not review subresource " + req.SubResource)
+		return nil, &resp
+	}
+	var err error
+	switch req.Operation {
+	case admissionv1.Create, admissionv1.Update:
+		if rv.obj, err = parseObject("object", req.Object.Raw); err != nil {
+			return nil, errored(http.StatusBadRequest, rv, err)
+		}
+		if req.Operation == admissionv1.Update {
+			if rv.old, err = parseObject("oldObject", req.OldObject.Raw); err != nil {
+				return nil, errored(http.StatusBadRequest, rv, err)
+			}
+		}
+	case admissionv1.Delete:
+		if rv.old, err = parseObject("oldObject", req.OldObject.Raw); err != nil {
+			return nil, errored(http.StatusBadRequest, rv, err)
+		}
+		rv.obj = rv.old
+	default:
+		resp := admission.Allowed("karpenter-guard does not review " + string(req.Operation))
+		return nil, &resp
+	}
+	return rv, nil
+}
+
+// parseObject decodes one object of a review (JSON, as the API server sends it).
+func parseObject(field string, raw []byte) (*objects.Object, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("the AdmissionReview has no request.%s", field)
+	}
+	objs, _, errs := manifest.Parse("", raw)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("request.%s cannot be read: %s", field, errs[0].Message)
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("request.%s is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", field)
+	}
+	return objs[0], nil
+}
+
+func errored(code int32, rv *review, err error) *admission.Response {
+	resp := admission.Errored(code, fmt.Errorf("karpenter-guard: %s %s: %w", rv.req.Kind.Kind, rv.req.Name, err))
+	return &resp
+}
+
+// evaluate runs cat on the review's object within the aws.timeout budget, with the cluster's
+// EC2NodeClasses (the object itself in place of its stored version) as the other objects.
+func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *review) validators.Result {
+	// The review's own budget, not the connection's: a server shutting down cancels the contexts of
+	// requests in flight, which must still be answered in full.
+	budget := r.Config.AWS.Timeout.Duration
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
+	var input []*objects.Object
+	known := func(ctx context.Context) error {
+		return facts.Unknown(facts.ClusterNodeClasses, "karpenter-guard has no access to the cluster's EC2NodeClasses")
+	}
+	if r.Cluster != nil {
+		known = r.Cluster.Synced
+		for _, o := range r.Cluster.NodeClasses() {
+			if rv.kind == validators.KindEC2NodeClass && o.Name == rv.obj.Name {
+				continue
+			}
+			input = append(input, o)
+		}
+	}
+	if rv.kind == validators.KindEC2NodeClass && rv.req.Operation != admissionv1.Delete {
+		input = append(input, rv.obj)
+	}
+	return cat.Evaluate(&validators.Context{
+		Context: ctx, Config: r.Config, Facts: facts.WithClusterNodeClasses(r.Facts, known), Input: input,
+		Scope: validators.ScopeAdmission, Operation: string(rv.req.Operation), Old: rv.old,
+	}, []*objects.Object{rv.obj})
+}
+
+// Validate answers /validate: the whole catalog, decided by the mode and the per-rule actions.
+func (r *Reviewer) Validate(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	rv, early := decode(req)
+	if early != nil {
+		r.Metrics.observe(req, early, time.Since(start))
+		return *early
+	}
+	res := r.evaluate(ctx, r.Catalog, rv)
+	v := decide(r.Config, rv, res)
+	resp := v.response(rv)
+	r.Metrics.observe(req, &resp, time.Since(start))
+	r.Metrics.findings(v)
+	if !resp.Allowed {
+		first, _, _ := strings.Cut(resp.Result.Message, "\n")
+		r.Log.V(1).Info("denied", "object", rv.ref(), "operation", req.Operation, "dryRun", req.DryRun != nil && *req.DryRun, "reason", first)
+	}
+	return resp
+}
+
+// Mutate answers /mutate: the safe fixes, as JSON patches. On UPDATE only fields the request itself
+// changes are touched: rewriting an untouched spec field of a stored EC2NodeClass would make
+// Karpenter see drift and replace every node of the class. Nothing is patched in mode dry-run.
+func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	rv, early := decode(req)
+	if early != nil || rv.kind == validators.KindAWSAuth || req.Operation == admissionv1.Delete {
+		resp := admission.Allowed("")
+		if early != nil {
+			resp = *early
+		}
+		r.Metrics.observe(req, &resp, time.Since(start))
+		return resp
+	}
+	res := r.evaluate(ctx, r.fixes, rv)
+	patches, applied, skipped := patchesFor(rv, res.Findings)
+	resp := admission.Allowed("")
+	annotations := map[string]string{}
+	if r.Config.Mode == config.ModeDryRun {
+		for _, f := range applied {
+			annotations[annotationKey("would-fix", f.Rule)] = clip(f.Fix, maxAnnotation)
+		}
+	} else {
+		resp = admission.Patched("", patches...)
+		for _, f := range applied {
+			resp.Warnings = append(resp.Warnings, warning(f.Rule, "fixed: "+oneLine(f.Fix)))
+			annotations[annotationKey("fixed", f.Rule)] = clip(f.Fix, maxAnnotation)
+		}
+	}
+	for _, f := range skipped {
+		annotations[annotationKey("not-fixed", f.Rule)] = "unchanged by this request, so not rewritten (Karpenter would replace the nodes)"
+	}
+	if len(annotations) > 0 {
+		resp.AuditAnnotations = annotations
+	}
+	r.Metrics.observe(req, &resp, time.Since(start))
+	return resp
+}
+
+// oneLine folds a multi-line text into one line, for warnings and annotations.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

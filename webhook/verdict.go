@@ -1,0 +1,282 @@
+package webhook
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// Limits of what the API server and its clients show (interfaces.md).
+const (
+	maxMessage    = 4096 // a denial message
+	maxWarning    = 255  // one warning (kubectl prints each as a line)
+	maxAnnotation = 1024 // one audit annotation value
+)
+
+// verdict is a review's outcome once the mode, the per-rule actions and aws.onError are applied.
+type verdict struct {
+	mode config.Mode
+	// deny and warn are the findings that deny or warn; audit the ones only recorded.
+	deny, warn, audit []validators.Finding
+	// preexisting are deny findings on fields an UPDATE does not change, warned instead.
+	preexisting []validators.Finding
+	// unverified groups the rules that could not run by cause ("AWS throttled iam:GetRole").
+	unverified []unverified
+	// denyUnverified is set when aws.onError is deny and something could not be verified.
+	denyUnverified bool
+	notes          []string
+	skipped        []validators.Skipped
+}
+
+type unverified struct {
+	cause string
+	rules []string
+}
+
+// decide applies the mode (enforce, warn, dry-run), the actions and aws.onError to an evaluation.
+func decide(cfg *config.Config, rv *review, res validators.Result) *verdict {
+	v := &verdict{mode: cfg.Mode, notes: res.Notes, skipped: res.Skipped}
+	for _, f := range res.Findings {
+		switch {
+		case f.Action == config.ActionAudit || cfg.Mode == config.ModeDryRun:
+			v.audit = append(v.audit, f)
+		case f.Action == config.ActionWarn || cfg.Mode == config.ModeWarn:
+			v.warn = append(v.warn, f)
+		case unchangedByUpdate(rv, f):
+			v.preexisting = append(v.preexisting, f)
+		default:
+			v.deny = append(v.deny, f)
+		}
+	}
+	byCause := map[string]*unverified{}
+	for _, n := range res.NotEvaluated {
+		for _, c := range causes(n) {
+			u := byCause[c]
+			if u == nil {
+				u = &unverified{cause: c}
+				byCause[c] = u
+				v.unverified = append(v.unverified, unverified{cause: c})
+			}
+			if !contains(u.rules, n.Rule) {
+				u.rules = append(u.rules, n.Rule)
+			}
+		}
+	}
+	for i := range v.unverified {
+		v.unverified[i].rules = byCause[v.unverified[i].cause].rules
+		sort.Strings(v.unverified[i].rules)
+	}
+	v.denyUnverified = len(v.unverified) > 0 && cfg.AWS.OnError == config.OnErrorDeny && cfg.Mode == config.ModeEnforce
+	return v
+}
+
+func causes(n validators.NotEvaluated) []string {
+	if len(n.Causes) > 0 {
+		return n.Causes
+	}
+	return []string{n.Reason}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unchangedByUpdate reports whether f is about a field an UPDATE leaves as it was: karpenter-guard never
+// blocks an edit for a problem the edit did not make (the warning and the audit still report it).
+func unchangedByUpdate(rv *review, f validators.Finding) bool {
+	if rv.req.Operation != admissionv1.Update || rv.old == nil || rv.kind == validators.KindAWSAuth {
+		return false
+	}
+	path := objects.ParsePath(f.Field)
+	if len(path) == 0 {
+		return false
+	}
+	return sameValue(objects.Lookup(rv.old.Root, path...), objects.Lookup(rv.obj.Root, path...))
+}
+
+// response renders the verdict as the API server expects it.
+func (v *verdict) response(rv *review) admission.Response {
+	var resp admission.Response
+	if len(v.deny) > 0 || v.denyUnverified {
+		resp = admission.Denied(v.denial(rv))
+	} else {
+		resp = admission.Allowed("")
+	}
+	if v.mode != config.ModeDryRun {
+		resp.Warnings = v.warnings()
+	}
+	resp.AuditAnnotations = v.annotations()
+	return resp
+}
+
+// denial is the denial message: a first line that stands alone (GitOps tools show only it), then each
+// finding with its fix, under maxMessage.
+func (v *verdict) denial(rv *review) string {
+	var lines []string
+	head := fmt.Sprintf("karpenter-guard: %s denied: ", rv.ref())
+	for i, f := range v.deny {
+		line := fmt.Sprintf("[%s] %s", f.Rule, oneLine(f.Message))
+		if i == 0 {
+			line = head + line
+		}
+		lines = append(lines, line)
+		if f.Fix != "" {
+			lines = append(lines, "  fix: "+strings.ReplaceAll(f.Fix, "\n", "\n       "))
+		}
+	}
+	if v.denyUnverified {
+		for _, u := range v.unverified {
+			line := fmt.Sprintf("could not verify [%s]: %s (aws.onError: deny)", strings.Join(u.rules, ", "), u.cause)
+			if len(lines) == 0 {
+				line = head + line
+			}
+			lines = append(lines, line)
+		}
+	}
+	return joinWithin(lines, maxMessage, func(left int) string {
+		return fmt.Sprintf("… %d more lines: run karpenter-guard check on the manifest for all findings", left)
+	})
+}
+
+// joinWithin joins lines with newlines, dropping the tail (and saying how much) past limit bytes.
+func joinWithin(lines []string, limit int, more func(left int) string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		tail := ""
+		if i < len(lines)-1 {
+			tail = more(len(lines) - i - 1)
+		}
+		if b.Len() > 0 && b.Len()+1+len(l)+1+len(tail) > limit {
+			b.WriteString("\n" + more(len(lines)-i))
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(clip(l, limit-len(tail)-1))
+	}
+	return b.String()
+}
+
+// warnings are kubectl's "Warning:" lines: one per finding that warns, then what could not be verified
+// and what the facts provider noted.
+func (v *verdict) warnings() []string {
+	var out []string
+	for _, f := range v.warn {
+		out = append(out, warning(f.Rule, f.Message))
+	}
+	for _, f := range v.preexisting {
+		out = append(out, warning(f.Rule, "(not changed by this request) "+f.Message))
+	}
+	if !v.denyUnverified {
+		for _, u := range v.unverified {
+			// The cause first: it is what an operator acts on; the full list is in the audit annotations.
+			out = append(out, clip(fmt.Sprintf("[karpenter-guard] %s, so %s not verified: %s", u.cause, plural(len(u.rules), "check was", "checks were"), strings.Join(u.rules, ", ")), maxWarning))
+		}
+	}
+	for _, n := range v.notes {
+		out = append(out, clip("[karpenter-guard] "+n, maxWarning))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func warning(rule, msg string) string {
+	return clip(fmt.Sprintf("[%s] %s", rule, oneLine(msg)), maxWarning)
+}
+
+// annotations are the audit annotations: every finding with what was done about it, skips, what could
+// not be verified. The API server prefixes each key with the webhook's name.
+func (v *verdict) annotations() map[string]string {
+	a := map[string]string{}
+	add := func(key, val string) {
+		if prev, ok := a[key]; ok {
+			val = prev + "; " + val
+		}
+		a[key] = clip(val, maxAnnotation)
+	}
+	prefix := ""
+	if v.mode == config.ModeDryRun {
+		prefix = "would "
+	}
+	for _, f := range v.deny {
+		add(f.Rule, "deny: "+oneLine(f.Message))
+	}
+	for _, f := range v.preexisting {
+		add(f.Rule, "warn (unchanged by this request): "+oneLine(f.Message))
+	}
+	for _, f := range v.warn {
+		add(f.Rule, "warn: "+oneLine(f.Message))
+	}
+	for _, f := range v.audit {
+		verb := string(f.Action)
+		if f.Action != config.ActionAudit {
+			verb = prefix + verb
+		}
+		add(f.Rule, verb+": "+oneLine(f.Message))
+	}
+	for _, s := range v.skipped {
+		add(annotationKey("skipped", s.Rule), s.Reason)
+	}
+	for _, u := range v.unverified {
+		add("unverified", strings.Join(u.rules, ",")+": "+u.cause)
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	return a
+}
+
+// annotationKey is a qualified-name key: "fixed.ami-selector-missing-owner".
+func annotationKey(kind, rule string) string { return kind + "." + rule }
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// sameValue reports whether two nodes hold the same value (ignoring style, position and key order);
+// nil is an absent field.
+func sameValue(a, b *yaml.Node) bool {
+	var av, bv any
+	if a != nil {
+		if err := a.Decode(&av); err != nil {
+			return false
+		}
+	}
+	if b != nil {
+		if err := b.Decode(&bv); err != nil {
+			return false
+		}
+	}
+	return reflect.DeepEqual(av, bv)
+}
