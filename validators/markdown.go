@@ -43,3 +43,38 @@ func (c *Catalog) Markdown(sources map[string]string) string {
 	}
 	return b.String()
 }
+
+// Reference renders docs/rules.md: one section per rule, anchored by its ID, with its kind, default
+// action, facts, its paragraph of documentation, and where its code, test and golden messages are.
+// sources maps rule IDs to the file that declares them, tests to the file of their table test.
+func (c *Catalog) Reference(sources, tests map[string]string) string {
+	var b strings.Builder
+	b.WriteString("# Rules\n\nGenerated from the catalog (`make readme`); `karpenter-guard rules` prints the same. Actions: " +
+		"`deny` refuses (the CLI exits 1), `warn` warns, `audit` only records; a GuardConfig can change any rule's " +
+		"action (`rules: {<id>: off}`). Facts in parentheses are read only in some cases.\n")
+	for _, r := range c.rules {
+		var needs []string
+		for _, n := range r.Needs {
+			needs = append(needs, "`"+string(n)+"`")
+		}
+		for _, m := range r.MayNeed {
+			needs = append(needs, "(`"+string(m)+"`)")
+		}
+		n := strings.Join(needs, ", ")
+		if n == "" {
+			n = "none"
+		}
+		kind := strings.Join(r.Kinds, ", ")
+		if r.Scope != ScopeAll {
+			kind += " (" + string(r.Scope) + " only)"
+		}
+		fixable := "no"
+		if r.Fixable {
+			fixable = "yes (`check --fix`, and the mutating webhook where it is safe)"
+		}
+		src, test := sources[r.ID], tests[r.ID]
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n- applies to: %s\n- default action: `%s`\n- facts: %s\n- fixable: %s\n- code: [%s](../%s); test: [%s](../%s); messages: [validators/testdata/%s.golden](../validators/testdata/%s.golden)\n",
+			r.ID, r.Doc, kind, r.DefaultAction, n, fixable, src, src, test, test, r.ID, r.ID)
+	}
+	return b.String()
+}

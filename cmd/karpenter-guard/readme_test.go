@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/golden"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -76,4 +77,36 @@ func ruleSources(t *testing.T) map[string]string {
 		}
 	}
 	return src
+}
+
+// TestReadmeRulesReference keeps docs/rules.md, the page SARIF results and the README link to, equal
+// to the catalog.
+func TestReadmeRulesReference(t *testing.T) {
+	golden.Compare(t, "../../docs/rules.md", validators.Default().Reference(ruleSources(t), ruleTests(t)), *update)
+}
+
+// ruleTests maps each rule ID to the validators test file whose table test writes its golden file.
+func ruleTests(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../validators/*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]string{}
+	for _, id := range validators.Default().IDs() {
+		re := regexp.MustCompile(`(testRule(Named)?\(t, "` + id + `"|"` + id + `\.golden"|"` + id + `")`)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc := re.FindIndex(data); loc != nil && (tests[id] == "" || strings.HasPrefix(string(data[loc[0]:]), "testRule")) {
+				tests[id] = strings.TrimPrefix(f, "../../")
+			}
+		}
+		if tests[id] == "" {
+			t.Errorf("rule %s: no test under validators/ names it", id)
+		}
+	}
+	return tests
 }
