@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
 
-.PHONY: all build test unit lint bench fuzz readme clean
+.PHONY: all build test unit lint bench loadgen fuzz readme clean
 
 all: build
 
@@ -28,6 +28,9 @@ lint: ## go vet plus a gofmt check
 bench: ## benchmarks whose figures go into BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live
 
+loadgen: ## the webhook under load (p50, p99, throughput against a bare handler) for BENCHMARKS.md
+	$(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64
+
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./manifest
@@ -37,6 +40,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzWildcard$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME) ./webhook
+	$(GO) test -run '^$$' -fuzz '^FuzzFromJSON$$' -fuzztime $(FUZZTIME) ./objects
 
 readme: ## regenerate the README rule table and the golden files from the catalog
 	$(GO) test ./... -run 'TestReadme|Golden' -update

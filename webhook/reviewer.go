@@ -7,6 +7,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -124,14 +124,18 @@ func parseObject(field string, raw []byte) (*objects.Object, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("the AdmissionReview has no request.%s", field)
 	}
-	objs, _, errs := manifest.Parse("", raw)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("request.%s cannot be read: %s", field, errs[0].Message)
+	d, err := objects.FromJSON(raw, "")
+	if err != nil {
+		var de *objects.DecodeError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("request.%s cannot be read: %s", field, strings.TrimPrefix(de.Message, "line 1: "))
+		}
+		return nil, fmt.Errorf("request.%s cannot be read: %w", field, err)
 	}
-	if len(objs) != 1 {
+	if d.Object == nil {
 		return nil, fmt.Errorf("request.%s is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", field)
 	}
-	return objs[0], nil
+	return d.Object, nil
 }
 
 func errored(code int32, rv *review, err error) *admission.Response {

@@ -49,7 +49,9 @@ func Guard(h http.Handler, l Limits) http.Handler {
 			return
 		}
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.BodyReadTimeout))
-		body, err := io.ReadAll(io.LimitReader(r.Body, l.MaxRequestBytes+1))
+		buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+1))
+		_, err := buf.ReadFrom(io.LimitReader(r.Body, l.MaxRequestBytes+1))
+		body := buf.Bytes()
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			http.Error(w, fmt.Sprintf("karpenter-guard: the AdmissionReview did not arrive within %v", l.BodyReadTimeout), http.StatusRequestTimeout)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,10 +15,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -163,19 +162,23 @@ func (co *ClusterObjects) Synced(context.Context) error {
 	return nil
 }
 
-// ToObject converts a cluster object into the rules' view (as if read from a manifest named
-// "cluster/Kind/name").
+// ToObject converts a cluster object into the rules' view, named "cluster/Kind/name" where a
+// manifest would have its file.
 func ToObject(u *unstructured.Unstructured) (*objects.Object, error) {
-	data, err := sigsyaml.Marshal(u.Object)
+	data, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
-	objs, _, errs := manifest.Parse("cluster/"+u.GetKind()+"/"+u.GetName(), data)
-	if len(errs) > 0 {
-		return nil, errors.New(errs[0].Message)
+	d, err := objects.FromJSON(data, "cluster/"+u.GetKind()+"/"+u.GetName())
+	if err != nil {
+		var de *objects.DecodeError
+		if errors.As(err, &de) {
+			return nil, errors.New(de.Message)
+		}
+		return nil, err
 	}
-	if len(objs) != 1 {
+	if d.Object == nil {
 		return nil, fmt.Errorf("%s %s is not a Karpenter object karpenter-guard reads", u.GetKind(), u.GetName())
 	}
-	return objs[0], nil
+	return d.Object, nil
 }

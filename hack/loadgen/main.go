@@ -1,0 +1,287 @@
+// Command loadgen measures the admission webhook under load: it serves karpenter-guard's /validate
+// (the Reviewer serve builds, with warm snapshot facts) and a bare allow-all handler on the same
+// controller-runtime TLS server, posts real AdmissionReviews of corpus EC2NodeClasses and NodePools
+// at several concurrencies, and prints p50, p99 and throughput of both, with the ratio:
+//
+//	go run ./hack/loadgen -duration 10s -concurrency 1,16,64
+//
+// With -url it loads a running `karpenter-guard serve` instead (its /validate only; -ca names its CA).
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/certs"
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/webhook"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	duration := fs.Duration("duration", 10*time.Second, "how long each path is loaded at each concurrency")
+	warmup := fs.Duration("warmup", 2*time.Second, "load before measuring, at each concurrency")
+	levels := fs.String("concurrency", "1,16,64", "comma-separated numbers of concurrent clients")
+	url := fs.String("url", "", "load a running webhook at this base URL instead of an in-process one")
+	caFile := fs.String("ca", "", "CA certificate of -url")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (server and clients) to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrllog.SetLogger(logr.Discard()) // controller-runtime's server logs nothing worth measuring
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var concurrency []int
+	for _, s := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-concurrency %q: expected positive numbers", *levels)
+		}
+		concurrency = append(concurrency, n)
+	}
+	bodies, err := reviews(200)
+	if err != nil {
+		return err
+	}
+	base, ca := *url, *caFile
+	paths := []string{webhook.ValidatePath}
+	if base == "" {
+		dir, err := os.MkdirTemp("", "loadgen-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		stop, addr, err := serve(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base, ca = "https://"+addr, filepath.Join(dir, certs.CAFile)
+		paths = append(paths, "/allow")
+	}
+	client, err := httpClient(ca, slices.Max(concurrency))
+	if err != nil {
+		return err
+	}
+	if err := check(client, base+webhook.ValidatePath, bodies); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "| concurrency | path | reviews/s | p50 | p99 | errors |\n|---|---|---|---|---|---|\n")
+	for _, c := range concurrency {
+		var res []result
+		for _, p := range paths {
+			load(client, base+p, bodies, c, *warmup) // warm connections, caches and the scheduler
+			r := load(client, base+p, bodies, c, *duration)
+			res = append(res, r)
+			fmt.Fprintf(out, "| %d | %s | %.0f | %v | %v | %d |\n", c, p, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.errors)
+		}
+		if len(res) == 2 && res[1].p99 > 0 {
+			fmt.Fprintf(out, "| %d | ratio validate/allow | %.2f | %.2f | %.2f | |\n", c, res[0].rate/res[1].rate,
+				float64(res[0].p50)/float64(res[1].p50), float64(res[0].p99)/float64(res[1].p99))
+		}
+	}
+	return nil
+}
+
+// serve starts the webhook as serve does, with warm snapshot facts of the corpus cluster, plus the bare
+// allow-all handler at /allow, on the same TLS server.
+func serve(ctx context.Context, dir string) (func(), string, error) {
+	if _, err := certs.EnsureSelfSigned(dir, certs.Hosts("", ""), 24*time.Hour); err != nil {
+		return nil, "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }}})
+	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), nil, nil, logr.Discard())
+	webhook.Register(srv, r, webhook.DefaultLimits())
+	srv.Register("/allow", webhook.Guard(&ctrlwebhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+		return admission.Allowed("")
+	})}, webhook.DefaultLimits()))
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, "/", nil)
+		if srv.StartedChecker()(req) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			return nil, "", errors.New("the webhook server did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() { cancel(); <-done }, fmt.Sprintf("127.0.0.1:%d", port), nil
+}
+
+// reviews returns n AdmissionReview bodies: CREATEs of corpus EC2NodeClasses and NodePools.
+func reviews(n int) ([][]byte, error) {
+	var out [][]byte
+	for i := 0; i < n; i++ {
+		doc, kind, group, res := corpus.NodeClass(i), "EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses"
+		if i%2 == 1 {
+			doc, kind, group, res = corpus.NodePool(i), "NodePool", "karpenter.sh", "nodepools"
+		}
+		obj, err := sigsyaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, err
+		}
+		var meta struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(obj, &meta); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{
+				UID: types.UID(fmt.Sprintf("load-%d", i)), Kind: metav1.GroupVersionKind{Group: group, Version: "v1", Kind: kind},
+				Resource: metav1.GroupVersionResource{Group: group, Version: "v1", Resource: res}, Name: meta.Metadata.Name,
+				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: obj},
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func httpClient(caFile string, conns int) (*http.Client, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("CA: no certificate")
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}, MaxIdleConns: conns, MaxIdleConnsPerHost: conns,
+	}}, nil
+}
+
+// check posts one review and makes sure the answer is an AdmissionReview (not an error page).
+func check(c *http.Client, url string, bodies [][]byte) error {
+	code, body, err := post(c, url, bodies[0])
+	if err != nil || code != http.StatusOK || !bytes.Contains(body, []byte(`"response"`)) {
+		return fmt.Errorf("POST %s: %d %v %s", url, code, err, body)
+	}
+	return nil
+}
+
+func post(c *http.Client, url string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	return res.StatusCode, out, err
+}
+
+type result struct {
+	rate     float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// load posts reviews from c clients for d and measures each request.
+func load(client *http.Client, url string, bodies [][]byte, c int, d time.Duration) result {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		lat     []time.Duration
+		errs    atomic.Int64
+		next    atomic.Int64
+		stop    = time.Now().Add(d)
+		started = time.Now()
+	)
+	for i := 0; i < c; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(stop) {
+				body := bodies[int(next.Add(1))%len(bodies)]
+				t := time.Now()
+				code, _, err := post(client, url, body)
+				if err != nil || code != http.StatusOK {
+					errs.Add(1)
+					continue
+				}
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(started)
+	slices.Sort(lat)
+	r := result{errors: errs.Load(), rate: float64(len(lat)) / elapsed.Seconds()}
+	if len(lat) > 0 {
+		r.p50, r.p99 = lat[len(lat)*50/100], lat[len(lat)*99/100]
+	}
+	return r
+}

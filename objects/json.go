@@ -1,0 +1,283 @@
+package objects
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// FromJSON decodes one object given as JSON, as the API server sends it in an AdmissionReview, into an
+// Object. Objects of kinds the tool does not check are returned as Ignored.
+//
+// The node tree is built by a small JSON scanner written here rather than by the YAML parser or
+// encoding/json's Decoder.Token, which cost about five and three times as much: this runs for every
+// admission review, and no library builds yaml.v3 nodes from JSON. JSON carries no comments, anchors
+// or lines to keep (every node is on line 1). FuzzFromJSON holds it to encoding/json's verdicts and
+// values.
+func FromJSON(data []byte, file string) (Decoded, error) {
+	s := &jsonScanner{data: data}
+	root, err := s.value(0)
+	if err == nil {
+		s.space()
+		if s.pos < len(s.data) {
+			err = s.errorf("data after the object")
+		}
+	}
+	if err != nil {
+		return Decoded{}, &DecodeError{Line: 1, Message: "invalid JSON: " + err.Error()}
+	}
+	return Decode(root, file, 0)
+}
+
+// maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.
+const maxJSONDepth = 10000
+
+type jsonScanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *jsonScanner) errorf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: %s", s.pos, fmt.Sprintf(format, args...))
+}
+
+func (s *jsonScanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one JSON value into a node.
+func (s *jsonScanner) value(depth int) (*yaml.Node, error) {
+	if depth > maxJSONDepth {
+		return nil, s.errorf("nested too deeply")
+	}
+	s.space()
+	if s.pos >= len(s.data) {
+		return nil, s.errorf("unexpected end of input")
+	}
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		return s.object(depth)
+	case c == '[':
+		return s.array(depth)
+	case c == '"':
+		str, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		n := scalar("!!str", str)
+		n.Style = yaml.DoubleQuotedStyle
+		return n, nil
+	case c == 't':
+		return s.literal("true", "!!bool")
+	case c == 'f':
+		return s.literal("false", "!!bool")
+	case c == 'n':
+		return s.literal("null", "!!null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	}
+	return nil, s.errorf("unexpected character %q", s.data[s.pos])
+}
+
+func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Line: 1, Column: 1}
+	s.pos++ // {
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return n, nil
+	}
+	var seen map[string]bool // past a few keys; fewer are compared in place
+	for {
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return nil, s.errorf("expected an object key")
+		}
+		key, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		if duplicate(n, key, &seen) {
+			return nil, s.errorf("duplicate key %q", key)
+		}
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return nil, s.errorf("expected ':' after an object key")
+		}
+		s.pos++
+		v, err := s.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, scalar("!!str", key), v)
+		s.space()
+		if s.pos >= len(s.data) {
+			return nil, s.errorf("unexpected end of input in an object")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return n, nil
+		default:
+			return nil, s.errorf("expected ',' or '}' in an object")
+		}
+	}
+}
+
+// duplicate reports whether mapping m already holds key. encoding/json would keep the last value; the
+// YAML decoding the rules rely on refuses both, so a duplicate is refused here with its name.
+func duplicate(m *yaml.Node, key string, seen *map[string]bool) bool {
+	const few = 16
+	if len(m.Content) < 2*few {
+		for i := 0; i < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, len(m.Content))
+		for i := 0; i < len(m.Content); i += 2 {
+			(*seen)[m.Content[i].Value] = true
+		}
+	}
+	if (*seen)[key] {
+		return true
+	}
+	(*seen)[key] = true
+	return false
+}
+
+func (s *jsonScanner) array(depth int) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: 1, Column: 1}
+	s.pos++ // [
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return n, nil
+	}
+	for {
+		v, err := s.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, v)
+		s.space()
+		if s.pos >= len(s.data) {
+			return nil, s.errorf("unexpected end of input in an array")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return n, nil
+		default:
+			return nil, s.errorf("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// str reads a string. Plain strings are sliced; strings with escapes or invalid UTF-8 go through
+// encoding/json, so that they decode exactly as it decodes them.
+func (s *jsonScanner) str() (string, error) {
+	start := s.pos
+	s.pos++ // "
+	plain := true
+	for s.pos < len(s.data) {
+		switch c := s.data[s.pos]; {
+		case c == '"':
+			s.pos++
+			raw := s.data[start:s.pos]
+			if plain && utf8.Valid(raw) {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var out string
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return "", s.errorf("bad string: %v", err)
+			}
+			return out, nil
+		case c == '\\':
+			plain = false
+			s.pos += 2
+		case c < 0x20:
+			return "", s.errorf("control character in a string")
+		default:
+			s.pos++
+		}
+	}
+	return "", s.errorf("unterminated string")
+}
+
+func (s *jsonScanner) literal(word, tag string) (*yaml.Node, error) {
+	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
+		return nil, s.errorf("invalid literal")
+	}
+	s.pos += len(word)
+	return scalar(tag, word), nil
+}
+
+// number reads a number with JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *jsonScanner) number() (*yaml.Node, error) {
+	start := s.pos
+	digits := func() int {
+		n := 0
+		for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+			s.pos++
+			n++
+		}
+		return n
+	}
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	switch {
+	case s.pos < len(s.data) && s.data[s.pos] == '0':
+		s.pos++
+	case digits() == 0:
+		return nil, s.errorf("invalid number")
+	}
+	integer := true
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		integer = false
+		if digits() == 0 {
+			return nil, s.errorf("invalid number")
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		integer = false
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if digits() == 0 {
+			return nil, s.errorf("invalid number")
+		}
+	}
+	text := string(s.data[start:s.pos])
+	if integer {
+		if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return scalar("!!int", text), nil
+		}
+	}
+	return scalar("!!float", text), nil
+}
+
+func scalar(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value, Line: 1, Column: 1}
+}
+

@@ -1,0 +1,94 @@
+package objects_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// TestFromJSONMatchesTheYAMLParser: for every example object, the tree FromJSON builds holds the same
+// values, and the same typed view, as the YAML parser's.
+func TestFromJSONMatchesTheYAMLParser(t *testing.T) {
+	dirs, _ := filepath.Glob("../examples/*")
+	n := 0
+	for _, dir := range dirs {
+		set := (&manifest.Reader{MaxFileSize: manifest.DefaultMaxFileSize}).Read(context.Background(), []string{dir})
+		for _, o := range set.Objects {
+			y, err := yaml.Marshal(o.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := sigsyaml.YAMLToJSON(y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := objects.FromJSON(j, "")
+			if err != nil || d.Object == nil {
+				t.Fatalf("%s: %v %+v", o.Ref(), err, d)
+			}
+			var want, got any
+			if err := o.Root.Decode(&want); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Object.Root.Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(normalize(want), normalize(got)) {
+				t.Errorf("%s: values differ:\n%v\n%v", o.Ref(), want, got)
+			}
+			if !reflect.DeepEqual(o.NodeClass, d.Object.NodeClass) || !reflect.DeepEqual(o.NodePool, d.Object.NodePool) || !reflect.DeepEqual(o.AWSAuth, d.Object.AWSAuth) {
+				t.Errorf("%s: typed views differ", o.Ref())
+			}
+			n++
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d objects", n)
+	}
+}
+
+// normalize makes YAML-decoded numbers comparable with JSON's (int and float64).
+func normalize(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// FuzzFromJSON: any input gives an object, an ignored kind or an error, never a crash; valid JSON
+// objects decode to the values encoding/json sees.
+func FuzzFromJSON(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"a"},"spec":{"role":"r","amiSelectorTerms":[{"alias":"al2023@latest"}]}}`))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":"- rolearn: x"}}`))
+	f.Add([]byte(`{"a":[1,2.5,true,null,{"b":"c"}]} x`))
+	f.Add([]byte(`[[[[[[[[[[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := objects.FromJSON(data, "")
+		if err != nil && strings.HasPrefix(err.Error(), "line 1: invalid JSON: ") && json.Valid(data) && !strings.Contains(err.Error(), "duplicate key") {
+			t.Fatalf("FromJSON refused valid JSON %q: %v", data, err)
+		}
+		if err != nil || d.Object == nil {
+			return
+		}
+		var want any
+		if json.Unmarshal(data, &want) != nil {
+			t.Fatalf("FromJSON accepted invalid JSON %q", data)
+		}
+		var got any
+		if err := d.Object.Root.Decode(&got); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if !reflect.DeepEqual(normalize(want), normalize(got)) {
+			t.Fatalf("values differ for %q:\n%v\n%v", data, want, got)
+		}
+	})
+}
