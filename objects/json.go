@@ -280,4 +280,3 @@ func (s *jsonScanner) number() (*yaml.Node, error) {
 func scalar(tag, value string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value, Line: 1, Column: 1}
 }
-
