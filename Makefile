@@ -8,22 +8,26 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
 
-.PHONY: all build test unit lint bench loadgen fuzz readme clean
+.PHONY: all build test unit lint e2e bench loadgen fuzz readme clean
 
 all: build
 
 build: ## the CLI binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/karpenter-guard ./cmd/karpenter-guard
 
-test: lint unit ## every test the project has (CI runs exactly this)
+test: lint unit e2e ## every test the project has (CI runs exactly this)
 
 unit: ## unit, golden, CLI and fuzz-seed tests
 	$(GO) test -count=1 ./...
 
 lint: ## go vet plus a gofmt check
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, the Karpenter CRDs and karpenter-guard serve (built and cached by e2e-deps)
+	$(GO) test -count=1 -tags e2e -timeout 20m ./e2e/
 
 bench: ## benchmarks whose figures go into BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live

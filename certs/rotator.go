@@ -19,6 +19,10 @@ type RotatorOptions struct {
 	// ValidatingWebhook and MutatingWebhook name the webhook configurations whose caBundle is kept
 	// current.
 	ValidatingWebhook, MutatingWebhook string
+	// ExtraDNSNames are more names the certificate covers (a webhook reached by URL, as in tests).
+	ExtraDNSNames []string
+	// Ready is closed once certificates are in place (made here when nil).
+	Ready chan struct{}
 }
 
 // AddRotator adds open-policy-agent/cert-controller's rotator to mgr: it creates the CA and serving
@@ -26,14 +30,17 @@ type RotatorOptions struct {
 // server's certificate watcher reloads them) and injects the CA into the webhook configurations. The
 // returned channel closes once certificates are in place; readiness waits for it.
 func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) {
-	ready := make(chan struct{})
+	ready := o.Ready
+	if ready == nil {
+		ready = make(chan struct{})
+	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:        o.CertDir,
 		CAName:         "karpenter-guard-ca",
 		CAOrganization: "karpenter-guard",
 		DNSName:        o.Service + "." + o.Namespace + ".svc",
-		ExtraDNSNames:  []string{o.Service + "." + o.Namespace + ".svc.cluster.local", o.Service + "." + o.Namespace},
+		ExtraDNSNames:  append([]string{o.Service + "." + o.Namespace + ".svc.cluster.local", o.Service + "." + o.Namespace}, o.ExtraDNSNames...),
 		IsReady:        ready,
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ValidatingWebhook, Type: rotator.Validating},

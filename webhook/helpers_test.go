@@ -42,6 +42,10 @@ type fixedCluster struct{ classes []*objects.Object }
 func (c fixedCluster) NodeClasses() []*objects.Object { return c.classes }
 func (fixedCluster) Synced(context.Context) error     { return nil }
 
+func (c fixedCluster) FetchNodeClass(_ context.Context, name string) (*objects.Object, error) {
+	return nil, nil // everything the cluster holds is in classes
+}
+
 // server is karpenter-guard's webhook on controller-runtime's TLS server, in-process on loopback.
 type server struct {
 	url     string

@@ -29,6 +29,9 @@ type Cluster interface {
 	NodeClasses() []*objects.Object
 	// Synced returns nil once the objects are complete (the watch caches have synced), else why not.
 	Synced(ctx context.Context) error
+	// FetchNodeClass asks the API server for one EC2NodeClass (nil when there is none), for a class
+	// stored moments ago that the watch has not delivered yet.
+	FetchNodeClass(ctx context.Context, name string) (*objects.Object, error)
 }
 
 // Reviewer evaluates admission requests. Its fields are set once; it is safe for concurrent use.
@@ -167,10 +170,35 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 	if rv.kind == validators.KindEC2NodeClass && rv.req.Operation != admissionv1.Delete {
 		input = append(input, rv.obj)
 	}
+	if r.Cluster != nil && rv.kind == validators.KindNodePool {
+		input = append(input, r.missingNodeClass(ctx, rv.obj, input)...)
+	}
 	return cat.Evaluate(&validators.Context{
 		Context: ctx, Config: r.Config, Facts: facts.WithClusterNodeClasses(r.Facts, known), Input: input,
 		Scope: validators.ScopeAdmission, Operation: string(rv.req.Operation), Old: rv.old,
 	}, []*objects.Object{rv.obj})
+}
+
+// missingNodeClass fetches the EC2NodeClass a NodePool refers to when the watch does not have it:
+// applying a class and its pool together must not warn that the class is missing.
+func (r *Reviewer) missingNodeClass(ctx context.Context, pool *objects.Object, have []*objects.Object) []*objects.Object {
+	ref := pool.NodePool.Spec.Template.Spec.NodeClassRef
+	if ref == nil || ref.Name == "" {
+		return nil
+	}
+	for _, o := range have {
+		if o.Name == ref.Name {
+			return nil
+		}
+	}
+	o, err := r.Cluster.FetchNodeClass(ctx, ref.Name)
+	if err != nil || o == nil {
+		if err != nil {
+			r.Log.Info("could not look up the NodePool's EC2NodeClass", "nodeClass", ref.Name, "error", err.Error())
+		}
+		return nil
+	}
+	return []*objects.Object{o}
 }
 
 // Validate answers /validate: the whole catalog, decided by the mode and the per-rule actions.

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,4 +80,26 @@ func tooLarge(w http.ResponseWriter, size int64, l Limits) {
 		what = fmt.Sprintf("the AdmissionReview (%d bytes) is larger", size)
 	}
 	http.Error(w, fmt.Sprintf("karpenter-guard: %s than the %d bytes it accepts: EC2NodeClasses, NodePools and aws-auth are far smaller", what, l.MaxRequestBytes), http.StatusRequestEntityTooLarge)
+}
+
+// StartAfter returns srv starting only once ready is closed: the self-managed certificates are
+// written into the certificate directory after start-up, and controller-runtime's server needs them
+// there when it starts.
+func StartAfter(srv webhook.Server, ready <-chan struct{}) webhook.Server {
+	return &startAfter{Server: srv, ready: ready}
+}
+
+type startAfter struct {
+	webhook.Server
+	ready <-chan struct{}
+}
+
+// Start implements manager.Runnable.
+func (s *startAfter) Start(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.Server.Start(ctx)
+	case <-ctx.Done():
+		return nil
+	}
 }

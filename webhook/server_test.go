@@ -212,7 +212,7 @@ securityGroups: [{id: sg-1, name: nodes, vpcID: vpc-1, tags: {karpenter.sh/disco
 						t.Errorf("allowed=%v, said %q; want a denial naming %q", resp.Allowed, said, fault.cause)
 					}
 				case "allow":
-					if !resp.Allowed || strings.Contains(said, "could not") || !strings.Contains(resp.AuditAnnotations["unverified"], fault.cause) {
+					if !resp.Allowed || strings.Contains(said, "not verified") || !strings.Contains(resp.AuditAnnotations["unverified"], fault.cause) {
 						t.Errorf("allowed=%v, said %q, annotations %v; want allowed silently, recorded", resp.Allowed, said, resp.AuditAnnotations)
 					}
 				}

@@ -31,10 +31,11 @@ type verdict struct {
 	preexisting []validators.Finding
 	// unverified groups the rules that could not run by cause ("AWS throttled iam:GetRole").
 	unverified []unverified
-	// denyUnverified is set when aws.onError is deny and something could not be verified.
-	denyUnverified bool
-	notes          []string
-	skipped        []validators.Skipped
+	// denyUnverified is set when aws.onError is deny and something could not be verified (mode
+	// enforce); warnUnverified when it is to be warned about (onError warn, or deny in mode warn).
+	denyUnverified, warnUnverified bool
+	notes                          []string
+	skipped                        []validators.Skipped
 }
 
 type unverified struct {
@@ -76,6 +77,7 @@ func decide(cfg *config.Config, rv *review, res validators.Result) *verdict {
 		sort.Strings(v.unverified[i].rules)
 	}
 	v.denyUnverified = len(v.unverified) > 0 && cfg.AWS.OnError == config.OnErrorDeny && cfg.Mode == config.ModeEnforce
+	v.warnUnverified = len(v.unverified) > 0 && !v.denyUnverified && cfg.AWS.OnError != config.OnErrorAllow
 	return v
 }
 
@@ -182,7 +184,7 @@ func (v *verdict) warnings() []string {
 	for _, f := range v.preexisting {
 		out = append(out, warning(f.Rule, "(not changed by this request) "+f.Message))
 	}
-	if !v.denyUnverified {
+	if v.warnUnverified {
 		for _, u := range v.unverified {
 			// The cause first: it is what an operator acts on; the full list is in the audit annotations.
 			out = append(out, clip(fmt.Sprintf("[karpenter-guard] %s, so %s not verified: %s", u.cause, plural(len(u.rules), "check was", "checks were"), strings.Join(u.rules, ", ")), maxWarning))

@@ -48,6 +48,7 @@ type serveOptions struct {
 	secret          string
 	validatingName  string
 	mutatingName    string
+	certDNSNames    []string
 	shutdownTimeout time.Duration
 	zap             zap.Options
 }
@@ -85,6 +86,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&o.secret, "cert-secret-name", "karpenter-guard-cert", "Secret of --cert-rotation")
 	f.StringVar(&o.validatingName, "validating-webhook-configuration", "karpenter-guard", "ValidatingWebhookConfiguration whose CA --cert-rotation keeps")
 	f.StringVar(&o.mutatingName, "mutating-webhook-configuration", "karpenter-guard", "MutatingWebhookConfiguration whose CA --cert-rotation keeps")
+	f.StringSliceVar(&o.certDNSNames, "cert-dns-names", nil, "more DNS names for the --cert-rotation certificate (a webhook reached by URL)")
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reviews may take to finish on shutdown")
 	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
 	o.zap.BindFlags(zapFlags)
@@ -132,6 +134,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	}
 	minTLS := func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }
 	gracefulTimeout := o.shutdownTimeout
+	var webhookServer ctrlwebhook.Server = ctrlwebhook.NewServer(ctrlwebhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: []func(*tls.Config){minTLS}})
+	rotated := make(chan struct{})
+	if o.certRotation {
+		webhookServer = webhook.StartAfter(webhookServer, rotated)
+	}
 	cacheOpts := live.CacheOptions()
 	if kubeErr != nil {
 		cacheOpts = ctrlcache.Options{} // nothing is watched
@@ -141,7 +148,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		Cache:                   cacheOpts,
 		HealthProbeBindAddress:  o.healthAddr,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-		WebhookServer:           ctrlwebhook.NewServer(ctrlwebhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: []func(*tls.Config){minTLS}}),
+		WebhookServer:           webhookServer,
 		GracefulShutdownTimeout: &gracefulTimeout,
 		Logger:                  log,
 	})
@@ -152,7 +159,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	var cluster webhook.Cluster
 	var kube client.Reader
 	if kubeErr == nil {
-		co, err := live.WatchClusterObjects(ctx, mgr.GetCache())
+		co, err := live.WatchClusterObjects(ctx, mgr.GetCache(), mgr.GetAPIReader())
 		if err != nil {
 			return err
 		}
@@ -177,7 +184,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 			return errors.New("--cert-rotation needs --namespace (or POD_NAMESPACE)")
 		}
 		if certsReady, err = certs.AddRotator(mgr, certs.RotatorOptions{CertDir: o.certDir, Namespace: o.namespace, SecretName: o.secret,
-			Service: o.service, ValidatingWebhook: o.validatingName, MutatingWebhook: o.mutatingName}); err != nil {
+			Service: o.service, ValidatingWebhook: o.validatingName, MutatingWebhook: o.mutatingName, ExtraDNSNames: o.certDNSNames,
+			Ready: rotated}); err != nil {
 			return err
 		}
 	}

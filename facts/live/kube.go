@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,12 +51,15 @@ type ClusterObjects struct {
 	problems    map[string]string          // kind/name → why it could not be read
 
 	synced []toolscache.InformerSynced
+	// direct reads the API server without the cache, for objects the watch has not delivered yet.
+	direct client.Reader
 }
 
 // WatchClusterObjects registers watches of EC2NodeClasses and NodePools on c. The cache must be
-// started (the manager does) for them to fill.
-func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache) (*ClusterObjects, error) {
-	co := &ClusterObjects{byKey: map[string]*objects.Object{}, problems: map[string]string{}}
+// started (the manager does) for them to fill. direct (the manager's API reader) answers FetchNodeClass
+// for what the watch has not delivered yet; nil means the watch only.
+func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache, direct client.Reader) (*ClusterObjects, error) {
+	co := &ClusterObjects{byKey: map[string]*objects.Object{}, problems: map[string]string{}, direct: direct}
 	for _, gvk := range []schema.GroupVersionKind{EC2NodeClassGVK, NodePoolGVK} {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
@@ -139,6 +143,24 @@ func (co *ClusterObjects) NodePools() []*objects.Object {
 	co.mu.RLock()
 	defer co.mu.RUnlock()
 	return co.nodePools
+}
+
+// FetchNodeClass returns the EC2NodeClass of that name from the API server itself (nil when there is
+// none): `kubectl apply` of a class and a NodePool together reviews the pool moments after the class
+// is stored, before the watch may have delivered it.
+func (co *ClusterObjects) FetchNodeClass(ctx context.Context, name string) (*objects.Object, error) {
+	if co.direct == nil {
+		return nil, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(EC2NodeClassGVK)
+	if err := co.direct.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get EC2NodeClass %s: %w", name, err)
+	}
+	return ToObject(u)
 }
 
 // Problems returns, by "Kind/name", the objects that could not be read as the rules need them.
