@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
 
-.PHONY: all build test unit lint e2e bench loadgen fuzz readme clean
+.PHONY: all build test unit lint e2e bench-e2e bench loadgen report-crds fuzz readme clean
 
 all: build
 
@@ -29,11 +29,22 @@ lint: ## go vet plus a gofmt check
 e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, the Karpenter CRDs and karpenter-guard serve (built and cached by e2e-deps)
 	$(GO) test -count=1 -tags e2e -timeout 20m ./e2e/
 
+bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server, for BENCHMARKS.md
+	$(GO) test -count=1 -tags e2e -run '^$$' -bench Audit10k -benchtime 2x -timeout 30m ./e2e/
+
 bench: ## benchmarks whose figures go into BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live
 
 loadgen: ## the webhook under load (p50, p99, throughput against a bare handler) for BENCHMARKS.md
 	$(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64
+
+KYVERNO_VERSION := v1.19.1
+report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's module into manifests/crds
+	@dir=$$($(GO) mod download -json github.com/kyverno/kyverno@$(KYVERNO_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
+	for f in wgpolicyk8s.io_policyreports.yaml wgpolicyk8s.io_clusterpolicyreports.yaml; do \
+	  { echo "# wgpolicyk8s.io/v1alpha2 CRD, copied unchanged from github.com/kyverno/kyverno@$(KYVERNO_VERSION) config/crds/policyreport/$$f"; \
+	    echo "# (the Policy Report API of the Kubernetes Policy WG; \`make report-crds\` copies it again)."; \
+	    cat "$$dir/config/crds/policyreport/$$f"; } > manifests/crds/$$f; done
 
 FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each

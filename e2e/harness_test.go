@@ -315,6 +315,9 @@ func (c *cluster) installCRDs(ctx context.Context) error {
 		return fmt.Errorf("find cert-manager's module: %w", err)
 	}
 	cm := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	if _, err := c.kubectlOK(ctx, "apply", "-k", "../manifests/crds"); err != nil {
+		return err
+	}
 	for _, f := range []string{"cert-manager.io_certificates.yaml", "cert-manager.io_issuers.yaml"} {
 		if _, err := c.kubectlOK(ctx, "apply", "--server-side", "-f", filepath.Join(cm, f)); err != nil {
 			return err
@@ -377,6 +380,8 @@ type guardOptions struct {
 	kubeconfig  string // default: the webhook's service account
 	// noSelfSigned leaves certificates to the extra arguments (--cert-rotation).
 	noSelfSigned bool
+	// auditInterval is --audit-interval (default 1h: the audit then runs on changes only).
+	auditInterval string
 }
 
 // startGuard (re)starts `karpenter-guard serve` against the AWS fake and waits until it is ready.
@@ -410,7 +415,11 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	args := []string{"serve", "--config", cfg, "--kubeconfig", kube, "--cert-dir", c.guardCerts,
 		fmt.Sprintf("--port=%d", c.guardPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics), "--cluster-name", o.clusterName, "--region", o.region,
-		"--aws-endpoint-url", c.fakeURL, "--zap-log-level=debug"}
+		"--aws-endpoint-url", c.fakeURL, "--zap-log-level=debug", "--namespace", "karpenter-guard"}
+	if o.auditInterval == "" {
+		o.auditInterval = "1h"
+	}
+	args = append(args, "--audit-interval", o.auditInterval)
 	if !o.noSelfSigned {
 		args = append(args, "--self-signed")
 	}

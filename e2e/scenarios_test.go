@@ -52,7 +52,7 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 }
 
 // reset removes the webhooks and every object a scenario may have left.
-func reset(t *testing.T) {
+func reset(t testing.TB) {
 	t.Helper()
 	env.removeWebhooks(t)
 	env.kubectlT(t, "delete", "ec2nodeclasses,nodepools", "--all", "--ignore-not-found", "--wait=false")
@@ -602,7 +602,7 @@ func TestSelfManagedCertificates(t *testing.T) {
 	stopProjection := projectSecret(t, "karpenter-guard", "karpenter-guard-cert", env.guardCerts)
 	defer stopProjection()
 	env.startGuard(t, guardOptions{config: "aws:\n  onError: allow\n", clusterName: "e2e", region: "us-east-1", noSelfSigned: true,
-		extraArgs: []string{"--cert-rotation", "--namespace", "karpenter-guard", "--cert-dns-names", "localhost"}})
+		extraArgs: []string{"--cert-rotation", "--cert-dns-names", "localhost"}})
 	if got := env.kubectlT(t, "get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "-o", "jsonpath={.data.tls\\.crt}"); got == "" {
 		t.Errorf("the Secret holds no certificate")
 	}

@@ -9,12 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	yaml "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
@@ -90,10 +87,11 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 		if kubeErr != nil {
 			return fmt.Errorf("facts export reads the cluster's EC2NodeClasses and NodePools: %w (or give the manifests with -f)", kubeErr)
 		}
-		var err error
-		if set, err = clusterObjects(ctx, kube); err != nil {
+		objs, err := audit.List(ctx, kube)
+		if err != nil {
 			return err
 		}
+		set = &manifest.Set{Objects: objs.All(), Errors: objs.Problems}
 	}
 	var reader client.Reader
 	if kube != nil {
@@ -146,36 +144,6 @@ func writeSnapshot(w io.Writer, cf *facts.ClusterFacts) error {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
 	return enc.Close()
-}
-
-// Karpenter's kinds, as the API server serves them (domain.md §1).
-var (
-	ec2NodeClassList = schema.GroupVersionKind{Group: "karpenter.k8s.aws", Version: "v1", Kind: "EC2NodeClassList"}
-	nodePoolList     = schema.GroupVersionKind{Group: "karpenter.sh", Version: "v1", Kind: "NodePoolList"}
-)
-
-// clusterObjects lists the cluster's EC2NodeClasses and NodePools as an input set (one source per
-// object, named kind/name).
-func clusterObjects(ctx context.Context, c client.Reader) (*manifest.Set, error) {
-	set := &manifest.Set{}
-	for _, gvk := range []schema.GroupVersionKind{ec2NodeClassList, nodePoolList} {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk)
-		if err := c.List(ctx, list); err != nil {
-			if meta.IsNoMatchError(err) {
-				return nil, fmt.Errorf("the cluster serves no %s %s: are Karpenter's CRDs (v1) installed?", gvk.GroupVersion(), gvk.Kind[:len(gvk.Kind)-len("List")])
-			}
-			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
-		}
-		for _, item := range list.Items {
-			data, err := sigsyaml.Marshal(item.Object)
-			if err != nil {
-				return nil, fmt.Errorf("encode %s %s: %w", item.GetKind(), item.GetName(), err)
-			}
-			set.Add(manifest.Source{Path: "cluster/" + item.GetKind() + "/" + item.GetName(), Data: data})
-		}
-	}
-	return set, nil
 }
 
 func countKarpenter(set *manifest.Set) int {

@@ -61,6 +61,6 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&g.configFile, "config", "", "GuardConfig file (rule actions, AMI owners, AWS settings)")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text, json or sarif")
 	pf.BoolVar(&g.quiet, "quiet", false, "print only deny findings and errors (text output)")
-	root.AddCommand(newCheckCommand(g), newServeCommand(g), newFactsCommand(g), newRulesCommand(g), newVersionCommand(g))
+	root.AddCommand(newCheckCommand(g), newServeCommand(g), newAuditCommand(g), newFactsCommand(g), newRulesCommand(g), newVersionCommand(g))
 	return root
 }

@@ -12,10 +12,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -50,6 +54,8 @@ type serveOptions struct {
 	mutatingName    string
 	certDNSNames    []string
 	shutdownTimeout time.Duration
+	auditInterval   time.Duration
+	leaderElect     bool
 	zap             zap.Options
 }
 
@@ -87,6 +93,8 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&o.validatingName, "validating-webhook-configuration", "karpenter-guard", "ValidatingWebhookConfiguration whose CA --cert-rotation keeps")
 	f.StringVar(&o.mutatingName, "mutating-webhook-configuration", "karpenter-guard", "MutatingWebhookConfiguration whose CA --cert-rotation keeps")
 	f.StringSliceVar(&o.certDNSNames, "cert-dns-names", nil, "more DNS names for the --cert-rotation certificate (a webhook reached by URL)")
+	f.DurationVar(&o.auditInterval, "audit-interval", 10*time.Minute, "how often the leader audits the cluster's objects and replaces the policy reports (also on every change); 0 disables the audit")
+	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica (a Lease in --namespace) to run the audit")
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reviews may take to finish on shutdown")
 	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
 	o.zap.BindFlags(zapFlags)
@@ -151,19 +159,24 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		WebhookServer:           webhookServer,
 		GracefulShutdownTimeout: &gracefulTimeout,
 		Logger:                  log,
+		LeaderElection:          o.leaderElect && kubeErr == nil && o.auditInterval > 0,
+		LeaderElectionID:        "karpenter-guard-audit",
+		LeaderElectionNamespace: o.namespace,
+		// A replica that stops hands the lease over at once rather than after it expires.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("start the webhook: %w", err)
 	}
 
 	var cluster webhook.Cluster
+	var watched *live.ClusterObjects
 	var kube client.Reader
 	if kubeErr == nil {
-		co, err := live.WatchClusterObjects(ctx, mgr.GetCache(), mgr.GetAPIReader())
-		if err != nil {
+		if watched, err = live.WatchClusterObjects(ctx, mgr.GetCache(), mgr.GetAPIReader()); err != nil {
 			return err
 		}
-		cluster, kube = co, mgr.GetClient()
+		cluster, kube = watched, mgr.GetClient()
 	}
 	provider, closeFacts, err := serveFacts(ctx, o, cfg, kube, restCfg.Host, cmd)
 	if err != nil {
@@ -178,6 +191,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	reviewer := webhook.NewReviewer(cat, cfg, provider, cluster, metrics, log.WithName("review"))
 	webhook.Register(mgr.GetWebhookServer(), reviewer, webhook.DefaultLimits())
 
+	if watched != nil && o.auditInterval > 0 {
+		if err := addAudit(ctx, mgr, o, cat, cfg, provider, watched, log); err != nil {
+			return err
+		}
+	}
 	certsReady := closedChannel()
 	if o.certRotation {
 		if o.namespace == "" {
@@ -200,6 +218,34 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		return fmt.Errorf("webhook: %w", err)
 	}
 	return nil
+}
+
+// addAudit adds the in-cluster audit: run by the leader, every --audit-interval and on every change of
+// an EC2NodeClass, a NodePool or aws-auth.
+func addAudit(ctx context.Context, mgr ctrl.Manager, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider, watched *live.ClusterObjects, log logr.Logger) error {
+	if o.leaderElect && o.namespace == "" {
+		return errors.New("the audit's leader election needs --namespace (or POD_NAMESPACE), or --leader-elect=false for a single replica")
+	}
+	m, err := audit.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	loop := &audit.Loop{Catalog: cat, Config: cfg, Facts: p, Cluster: watched, Client: mgr.GetClient(),
+		Recorder: mgr.GetEventRecorderFor("karpenter-guard"), Interval: o.auditInterval, Debounce: 3 * time.Second,
+		Metrics: m, Log: log.WithName("audit")}
+	watched.OnChange(loop.Trigger)
+	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
+	if err != nil {
+		return fmt.Errorf("watch aws-auth: %w", err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { loop.Trigger() },
+		UpdateFunc: func(any, any) { loop.Trigger() },
+		DeleteFunc: func(any) { loop.Trigger() },
+	}); err != nil {
+		return fmt.Errorf("watch aws-auth: %w", err)
+	}
+	return mgr.Add(loop)
 }
 
 // serveFacts builds the facts provider of the webhook: the snapshot of --facts, else live.

@@ -53,6 +53,25 @@ type ClusterObjects struct {
 	synced []toolscache.InformerSynced
 	// direct reads the API server without the cache, for objects the watch has not delivered yet.
 	direct client.Reader
+	// onChange are called after every change the watch delivers.
+	onChange []func()
+}
+
+// OnChange registers f to be called (from the watch's goroutine; keep it quick) after every change.
+// Register before the cache starts.
+func (co *ClusterObjects) OnChange(f func()) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	co.onChange = append(co.onChange, f)
+}
+
+func (co *ClusterObjects) changed() {
+	co.mu.RLock()
+	fs := co.onChange
+	co.mu.RUnlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // WatchClusterObjects registers watches of EC2NodeClasses and NodePools on c. The cache must be
@@ -68,9 +87,9 @@ func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache, direct client.R
 			return nil, fmt.Errorf("watch %s: %w (are Karpenter's v1 CRDs installed?)", gvk.Kind, err)
 		}
 		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { co.put(gvk.Kind, obj) },
-			UpdateFunc: func(_, obj any) { co.put(gvk.Kind, obj) },
-			DeleteFunc: func(obj any) { co.remove(gvk.Kind, obj) },
+			AddFunc:    func(obj any) { co.put(gvk.Kind, obj); co.changed() },
+			UpdateFunc: func(_, obj any) { co.put(gvk.Kind, obj); co.changed() },
+			DeleteFunc: func(obj any) { co.remove(gvk.Kind, obj); co.changed() },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)

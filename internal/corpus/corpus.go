@@ -24,7 +24,8 @@ spec:
   amiSelectorTerms:
 `, i, i%7)
 	if i%5 == 0 {
-		b.WriteString("    - name: amazon-eks-node-al2023-x86_64-standard-1.33-*\n")
+		// The CRD requires amiFamily without an alias.
+		b.WriteString("    - name: amazon-eks-node-al2023-x86_64-standard-1.33-*\n  amiFamily: AL2023\n")
 	} else {
 		b.WriteString("    - alias: al2023@v20251112\n")
 	}

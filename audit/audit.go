@@ -1,0 +1,162 @@
+// Package audit evaluates what is already stored in a cluster: every EC2NodeClass, NodePool and the
+// kube-system/aws-auth ConfigMap, with the same catalog and messages as `check`. The CLI runs it once
+// (`karpenter-guard audit`); serve runs it in the cluster, periodically and when the objects change
+// (loop.go), and both can publish the outcome as wgpolicyk8s.io/v1alpha2 policy reports (reports.go).
+package audit
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// Outcome is one audit.
+type Outcome struct {
+	validators.Result
+	// Objects are the objects evaluated (their File is "cluster/Kind/name").
+	Objects []*objects.Object
+	// Problems are objects that could not be read as the rules need them (each names the object).
+	Problems []manifest.Error
+	// Partial is set when some rules could not be evaluated for want of facts (AWS unavailable, a
+	// permission missing): the outcome holds what could be judged, and says so.
+	Partial bool
+}
+
+// Objects are the cluster objects an audit evaluates.
+type Objects struct {
+	NodeClasses, NodePools []*objects.Object
+	// AWSAuth is kube-system/aws-auth, nil when there is none.
+	AWSAuth  *objects.Object
+	Problems []manifest.Error
+}
+
+// All returns every object, classes first.
+func (o *Objects) All() []*objects.Object {
+	out := append(append([]*objects.Object{}, o.NodeClasses...), o.NodePools...)
+	if o.AWSAuth != nil {
+		out = append(out, o.AWSAuth)
+	}
+	return out
+}
+
+// pageSize bounds each list request: a cluster of ten thousand NodePools is read in pages.
+const pageSize = 500
+
+// List reads the EC2NodeClasses, NodePools and aws-auth through r (paged). A cluster without the
+// Karpenter CRDs is an error that says so; an object the rules cannot read is a problem, not a failure.
+func List(ctx context.Context, r client.Reader) (*Objects, error) {
+	out := &Objects{}
+	for _, gvk := range []schema.GroupVersionKind{live.EC2NodeClassGVK, live.NodePoolGVK} {
+		cont := ""
+		for {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := r.List(ctx, list, client.Limit(pageSize), client.Continue(cont)); err != nil {
+				if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+					return nil, fmt.Errorf("the cluster serves no %s %s: are Karpenter's v1 CRDs installed?", gvk.GroupVersion(), gvk.Kind)
+				}
+				if apierrors.IsForbidden(err) {
+					return nil, fmt.Errorf("not allowed to list %s: grant get, list and watch on %s (manifests/base/rbac.yaml): %w", gvk.Kind, gvk.GroupVersion(), err)
+				}
+				return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+			}
+			for i := range list.Items {
+				u := &list.Items[i]
+				o, err := live.ToObject(u)
+				if err != nil {
+					out.Problems = append(out.Problems, manifest.Error{File: "cluster/" + gvk.Kind + "/" + u.GetName(), Line: 1, Message: err.Error()})
+					continue
+				}
+				if o.NodeClass != nil {
+					out.NodeClasses = append(out.NodeClasses, o)
+				} else {
+					out.NodePools = append(out.NodePools, o)
+				}
+			}
+			if cont = list.GetContinue(); cont == "" {
+				break
+			}
+		}
+	}
+	var cm corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: objects.AWSAuthNamespace, Name: objects.AWSAuthName}, &cm)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		// Without aws-auth the rest still gets audited; the rules that need it say why they could not.
+		out.Problems = append(out.Problems, manifest.Error{File: "cluster/ConfigMap/kube-system/aws-auth", Line: 1, Message: "cannot read kube-system/aws-auth: " + err.Error()})
+	default:
+		o, err := configMapObject(&cm)
+		if err != nil {
+			out.Problems = append(out.Problems, manifest.Error{File: "cluster/ConfigMap/kube-system/aws-auth", Line: 1, Message: err.Error()})
+		} else {
+			out.AWSAuth = o
+		}
+	}
+	return out, nil
+}
+
+// configMapObject converts the aws-auth ConfigMap into the rules' view.
+func configMapObject(cm *corev1.ConfigMap) (*objects.Object, error) {
+	u, err := toUnstructured(cm)
+	if err != nil {
+		return nil, err
+	}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	return live.ToObject(u)
+}
+
+// Run evaluates objs with the catalog (scope audit: the rules that judge stored objects), with p for
+// facts. The cluster's EC2NodeClasses are the other objects the rules see.
+func Run(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, objs *Objects) *Outcome {
+	return RunWithProgress(ctx, cat, cfg, p, objs, nil)
+}
+
+// chunk is how many objects are evaluated between two progress reports.
+const chunk = 250
+
+// RunWithProgress is Run, calling progress(done, total) as it goes (nil: no report).
+func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, objs *Objects, progress func(done, total int)) *Outcome {
+	all := objs.All()
+	complete := func(context.Context) error { return nil } // the objects were listed whole
+	var res validators.Result
+	for i := 0; i < len(all); i += chunk {
+		part := all[i:min(i+chunk, len(all))]
+		r := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
+			Input: all, Scope: validators.ScopeAudit}, part)
+		res.Findings = append(res.Findings, r.Findings...)
+		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
+		res.Skipped = append(res.Skipped, r.Skipped...)
+		res.Notes = append(res.Notes, r.Notes...)
+		res.Objects += r.Objects
+		if progress != nil {
+			progress(i+len(part), len(all))
+		}
+	}
+	validators.SortFindings(res.Findings)
+	return &Outcome{Result: res, Objects: all, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0}
+}
+
+// toUnstructured converts a typed object.
+func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %w", err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}

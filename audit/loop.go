@@ -1,0 +1,236 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// Loop is the in-cluster audit of serve: a manager runnable that needs the leader lease (one replica
+// writes), audits every Interval and, after a short Debounce, whenever an EC2NodeClass, a NodePool or
+// aws-auth changes (Trigger). Each audit replaces the policy reports, emits a Kubernetes Event on each
+// object with a new finding (rate-limited, never twice for the same finding) and sets the violations
+// gauge.
+type Loop struct {
+	Catalog *validators.Catalog
+	Config  *config.Config
+	Facts   facts.Provider
+	// Cluster holds the watched EC2NodeClasses and NodePools.
+	Cluster *live.ClusterObjects
+	// Client reads aws-auth (from the cache) and writes the reports.
+	Client   client.Client
+	Recorder record.EventRecorder
+	Interval time.Duration
+	Debounce time.Duration
+	Metrics  *Metrics
+	Log      logr.Logger
+
+	trigger chan struct{}
+	once    sync.Once
+	// emitted holds the findings already sent as Events: object UID, rule and message.
+	emitted map[string]bool
+	events  *rate.Limiter
+}
+
+// Metrics is the audit's gauge of current violations.
+type Metrics struct {
+	violations *prometheus.GaugeVec
+	runs       *prometheus.CounterVec
+}
+
+// NewMetrics creates the audit metrics and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		violations: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "karpenter_guard_violations",
+			Help: "Findings of the last audit of the cluster's objects, by rule, kind, name and action (1 per finding).",
+		}, []string{"rule", "kind", "name", "action"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_audit_runs_total",
+			Help: "Audits of the cluster's objects, by outcome (complete, partial, error).",
+		}, []string{"outcome"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.violations, m.runs} {
+			if err := reg.Register(c); err != nil {
+				var already prometheus.AlreadyRegisteredError
+				if !errors.As(err, &already) {
+					return nil, err
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: one replica audits and writes.
+func (l *Loop) NeedLeaderElection() bool { return true }
+
+func (l *Loop) init() {
+	l.once.Do(func() {
+		l.trigger = make(chan struct{}, 1)
+		l.emitted = map[string]bool{}
+		l.events = rate.NewLimiter(rate.Limit(5), 50)
+		if l.Metrics == nil {
+			l.Metrics, _ = NewMetrics(nil)
+		}
+	})
+}
+
+// Trigger asks for an audit soon (coalesced with other triggers).
+func (l *Loop) Trigger() {
+	l.init()
+	select {
+	case l.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Start implements manager.Runnable: it audits once the watches have synced, then on every tick or
+// trigger, until ctx ends.
+func (l *Loop) Start(ctx context.Context) error {
+	l.init()
+	for l.Cluster.Synced(ctx) != nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	tick := time.NewTicker(l.Interval)
+	defer tick.Stop()
+	l.audit(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-l.trigger:
+			// Let a burst of changes settle (kubectl apply of a directory) and aws-auth's cache expire.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(l.Debounce):
+			}
+			select {
+			case <-l.trigger:
+			default:
+			}
+		}
+		l.audit(ctx)
+	}
+}
+
+// Once runs one audit (the loop's work), for tests and for the first audit after start-up.
+func (l *Loop) Once(ctx context.Context) (*Outcome, error) {
+	l.init()
+	return l.run(ctx)
+}
+
+func (l *Loop) audit(ctx context.Context) {
+	start := time.Now()
+	o, err := l.run(ctx)
+	switch {
+	case err != nil:
+		l.Metrics.runs.WithLabelValues("error").Inc()
+		l.Log.Error(err, "audit failed")
+	case o.Partial:
+		l.Metrics.runs.WithLabelValues("partial").Inc()
+		l.Log.Info("audit partial: some rules could not be evaluated", "objects", o.Result.Objects, "findings", len(o.Findings), "notEvaluated", len(o.NotEvaluated), "took", time.Since(start))
+	default:
+		l.Metrics.runs.WithLabelValues("complete").Inc()
+		l.Log.V(1).Info("audit", "objects", o.Result.Objects, "findings", len(o.Findings), "took", time.Since(start))
+	}
+}
+
+func (l *Loop) run(ctx context.Context) (*Outcome, error) {
+	objs := &Objects{NodeClasses: l.Cluster.NodeClasses(), NodePools: l.Cluster.NodePools()}
+	for key, msg := range l.Cluster.Problems() {
+		objs.Problems = append(objs.Problems, manifest.Error{File: "cluster/" + key, Line: 1, Message: msg})
+	}
+	var cm corev1.ConfigMap
+	if err := l.Client.Get(ctx, client.ObjectKey{Namespace: objects.AWSAuthNamespace, Name: objects.AWSAuthName}, &cm); err == nil {
+		if o, err := configMapObject(&cm); err == nil {
+			objs.AWSAuth = o
+		}
+	}
+	// The audit's own budget: a whole cluster's questions, answered from the cache once warm.
+	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
+	defer cancel()
+	o := Run(actx, l.Catalog, l.Config, l.Facts, objs)
+	if err := WriteReports(ctx, l.Client, Reports(o, l.Config.Mode, time.Now())); err != nil {
+		return o, err
+	}
+	l.publish(o)
+	return o, nil
+}
+
+// publish sets the gauge and emits Events for findings not yet emitted.
+func (l *Loop) publish(o *Outcome) {
+	l.Metrics.violations.Reset()
+	current := map[string]bool{}
+	byRef := map[objects.Ref]*objects.Object{}
+	for _, ob := range o.Objects {
+		byRef[ob.Ref()] = ob
+	}
+	for _, f := range o.Findings {
+		l.Metrics.violations.WithLabelValues(f.Rule, f.Object.Kind, f.Object.Name, string(f.Action)).Set(1)
+		src := f.Source
+		if src == nil {
+			src = byRef[f.Object]
+		}
+		if src == nil || l.Recorder == nil || f.Action == config.ActionAudit {
+			continue
+		}
+		uid := uidOf(src)
+		key := uid + "\x00" + f.Rule + "\x00" + f.Message
+		current[key] = true
+		if l.emitted[key] || !l.events.Allow() {
+			continue
+		}
+		l.Recorder.Event(eventTarget(src, uid), corev1.EventTypeWarning, "PolicyViolation", fmt.Sprintf("[%s] %s", f.Rule, f.Message))
+		l.emitted[key] = true
+	}
+	// A finding that is gone may be emitted again if it comes back.
+	for k := range l.emitted {
+		if !current[k] {
+			delete(l.emitted, k)
+		}
+	}
+}
+
+func uidOf(o *objects.Object) string {
+	if n := objects.Lookup(o.Root, "metadata", "uid"); n != nil {
+		return n.Value
+	}
+	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+// eventTarget is the object an Event is about, as the recorder references it.
+func eventTarget(o *objects.Object, uid string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(o.APIVersion)
+	u.SetKind(o.Kind)
+	u.SetName(o.Name)
+	u.SetNamespace(o.Namespace)
+	u.SetUID(types.UID(uid))
+	return u
+}

@@ -1,0 +1,128 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/audit"
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
+	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// BenchmarkAudit10k stores 5,000 EC2NodeClasses and 5,000 NodePools in the API server and audits them:
+// list, evaluate with the live provider against the AWS fake (a new provider, so every answer is
+// fetched), and replace the reports. The figures are the wall time of each step and the AWS calls,
+// which grow with the distinct roles and selectors (13 roles, 2 AMI selectors, 1 subnet and 1 group
+// selector in the corpus), not with the objects.
+//
+//	make bench-e2e
+func BenchmarkAudit10k(b *testing.B) {
+	ctx := context.Background()
+	c := adminClient(b)
+	reset(b)
+	env.removeWebhooks(b)
+	cf := corpus.Facts(200, 50, 100)
+	env.fake.Clear("")
+	env.fake.SetFacts(cf)
+	start := time.Now()
+	createCorpus(b, c, 10000)
+	b.Logf("stored 10,000 objects in %v", time.Since(start).Round(time.Millisecond))
+	cat := validators.Default()
+	for b.Loop() {
+		env.fake.ResetCalls()
+		p := livetest.NewProvider(b, env.fakeURL, cf, livetest.Options{Budget: 2 * time.Second, Attempts: 3})
+		t0 := time.Now()
+		objs, err := audit.List(ctx, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		o := audit.Run(ctx, cat, config.Default(), p, objs)
+		t2 := time.Now()
+		if err := audit.WriteReports(ctx, c, audit.Reports(o, config.ModeEnforce, time.Now())); err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		var calls []string
+		for _, op := range fakeaws.Operations {
+			if n := env.fake.Calls(op); n > 0 {
+				calls = append(calls, fmt.Sprintf("%s %d", op, n))
+			}
+		}
+		sort.Strings(calls)
+		b.Logf("objects %d, findings %d, not evaluated %d; list %v, evaluate %v, reports %v, total %v; AWS calls %d: %s",
+			o.Result.Objects, len(o.Findings), len(o.NotEvaluated), t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond),
+			t3.Sub(t2).Round(time.Millisecond), t3.Sub(t0).Round(time.Millisecond), env.fake.Calls("*"), strings.Join(calls, ", "))
+		b.ReportMetric(float64(env.fake.Calls("*")), "aws-calls")
+		p.Close()
+	}
+	b.StopTimer()
+	env.kubectlT(b, "delete", "ec2nodeclasses,nodepools", "--all", "--wait=false")
+}
+
+func adminClient(tb testing.TB) client.Client {
+	tb.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rc.QPS, rc.Burst = 500, 1000
+	c, err := client.New(rc, client.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// createCorpus stores n corpus objects (half EC2NodeClasses, half NodePools) with 16 writers.
+func createCorpus(tb testing.TB, c client.Client, n int) {
+	tb.Helper()
+	work := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed error
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for doc := range work {
+				u := &unstructured.Unstructured{}
+				if err := sigsyaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+					continue
+				}
+				if err := c.Create(context.Background(), u); err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n/2; i++ {
+		work <- corpus.NodeClass(i)
+		work <- corpus.NodePool(i)
+	}
+	close(work)
+	wg.Wait()
+	if failed != nil {
+		tb.Fatal(failed)
+	}
+}
