@@ -214,7 +214,9 @@ func TestWriteReportsErrors(t *testing.T) {
 		{apierrors.NewForbidden(schema.GroupResource{Group: "wgpolicyk8s.io", Resource: "clusterpolicyreports"}, "karpenter-guard", errors.New("RBAC")), "not allowed: grant get, list, create, update and delete on policyreports and clusterpolicyreports"},
 	} {
 		c := fakeClient().WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return tc.err },
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return tc.err
+			},
 		}).Build()
 		err := audit.WriteReports(context.Background(), c, audit.Reports(outcome(t, 1, config.ModeEnforce), config.ModeEnforce, time.Now()))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

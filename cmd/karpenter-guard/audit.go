@@ -147,4 +147,3 @@ func (p *progress) done() {
 		fmt.Fprint(p.out, "\r\033[K")
 	}
 }
-
