@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -68,15 +68,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Audits of the cluster's objects, by outcome (complete, partial, error).",
 		}, []string{"outcome"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.violations, m.runs} {
-			if err := reg.Register(c); err != nil {
-				var already prometheus.AlreadyRegisteredError
-				if !errors.As(err, &already) {
-					return nil, err
-				}
-			}
-		}
+	if err := prom.Register(reg, m.violations, m.runs); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

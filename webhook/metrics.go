@@ -1,11 +1,12 @@
 package webhook
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 )
 
 // Metrics are the webhook's Prometheus metrics (interfaces.md): requests by decision, their duration,
@@ -33,15 +34,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Findings of admission reviews, by rule and the action taken (deny, warn, audit; would-deny and would-warn in mode dry-run).",
 		}, []string{"rule", "action"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.duration, m.found} {
-			if err := reg.Register(c); err != nil {
-				var already prometheus.AlreadyRegisteredError
-				if !errors.As(err, &already) {
-					return nil, err
-				}
-			}
-		}
+	if err := prom.Register(reg, m.requests, m.duration, m.found); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
-	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
@@ -52,14 +51,9 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 		ctx = context.Background()
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	cat := validators.Default()
-	cfg := config.Default()
-	if g.configFile != "" {
-		c, err := config.LoadFile(g.configFile, cat.IDs())
-		if err != nil {
-			return err
-		}
-		cfg = c
+	cat, cfg, err := g.catalog()
+	if err != nil {
+		return err
 	}
 	kube, rc, err := o.live.kubeClient()
 	if err != nil {

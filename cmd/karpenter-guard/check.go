@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/fix"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/report"
@@ -73,14 +72,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	if o.fix && o.diff {
 		return fmt.Errorf("--fix and --diff exclude each other: --diff shows what --fix would write")
 	}
-	cat := validators.Default()
-	cfg := config.Default()
-	if g.configFile != "" {
-		c, err := config.LoadFile(g.configFile, cat.IDs())
-		if err != nil {
-			return err
-		}
-		cfg = c
+	cat, cfg, err := g.catalog()
+	if err != nil {
+		return err
 	}
 	ev := &evaluator{ctx: ctx, cat: cat, cfg: cfg}
 	if o.live && o.factsFile != "" {

@@ -56,14 +56,9 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 		ctx = context.Background()
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	cat := validators.Default()
-	cfg := config.Default()
-	if g.configFile != "" {
-		c, err := config.LoadFile(g.configFile, cat.IDs())
-		if err != nil {
-			return err
-		}
-		cfg = c
+	cat, cfg, err := g.catalog()
+	if err != nil {
+		return err
 	}
 	kube, rc, kubeErr := o.live.kubeClient()
 	server := ""

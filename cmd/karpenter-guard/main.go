@@ -9,6 +9,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
 func main() {
@@ -42,6 +45,16 @@ type globalOptions struct {
 	configFile string
 	output     string
 	quiet      bool
+}
+
+// catalog returns the rule catalog and the GuardConfig of --config (the defaults without it).
+func (g *globalOptions) catalog() (*validators.Catalog, *config.Config, error) {
+	cat := validators.Default()
+	if g.configFile == "" {
+		return cat, config.Default(), nil
+	}
+	cfg, err := config.LoadFile(g.configFile, cat.IDs())
+	return cat, cfg, err
 }
 
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {

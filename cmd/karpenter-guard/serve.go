@@ -105,14 +105,9 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serveOptions) error {
 	log := zap.New(zap.UseFlagOptions(&o.zap), zap.WriteTo(cmd.ErrOrStderr()))
 	ctrl.SetLogger(log)
-	cat := validators.Default()
-	cfg := config.Default()
-	if g.configFile != "" {
-		c, err := config.LoadFile(g.configFile, cat.IDs())
-		if err != nil {
-			return err
-		}
-		cfg = c
+	cat, cfg, err := g.catalog()
+	if err != nil {
+		return err
 	}
 	if o.selfSigned && o.certRotation {
 		return errors.New("--self-signed and --cert-rotation exclude each other")

@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 )
 
 // Metrics are the live provider's Prometheus metrics (interfaces.md): every HTTP request to AWS, its
@@ -39,15 +39,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Lookups of facts in the live provider's cache, by fact and result (hit, miss, stale, error).",
 		}, []string{"fact", "result"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.duration, m.lookups} {
-			if err := reg.Register(c); err != nil {
-				var already prometheus.AlreadyRegisteredError
-				if !errors.As(err, &already) {
-					return nil, err
-				}
-			}
-		}
+	if err := prom.Register(reg, m.requests, m.duration, m.lookups); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
