@@ -138,13 +138,36 @@ func NewClients(cfg aws.Config, m *Metrics) Clients {
 	if m != nil {
 		apiOpts = append(apiOpts, m.instrument)
 	}
+	// The override is set on each client only when one was given: the SDK has already resolved
+	// AWS_ENDPOINT_URL_<SERVICE> into each client's options, and a nil here would erase it.
 	base := cfg.BaseEndpoint
+	endpoint := func(o *string) *string {
+		if base != nil {
+			return base
+		}
+		return o
+	}
 	return Clients{
-		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
-		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
-		STS: sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
-		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
-		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = base; o.APIOptions = append(o.APIOptions, apiOpts...) }),
+		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) {
+			o.BaseEndpoint = endpoint(o.BaseEndpoint)
+			o.APIOptions = append(o.APIOptions, apiOpts...)
+		}),
+		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) {
+			o.BaseEndpoint = endpoint(o.BaseEndpoint)
+			o.APIOptions = append(o.APIOptions, apiOpts...)
+		}),
+		STS: sts.NewFromConfig(cfg, func(o *sts.Options) {
+			o.BaseEndpoint = endpoint(o.BaseEndpoint)
+			o.APIOptions = append(o.APIOptions, apiOpts...)
+		}),
+		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+			o.BaseEndpoint = endpoint(o.BaseEndpoint)
+			o.APIOptions = append(o.APIOptions, apiOpts...)
+		}),
+		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) {
+			o.BaseEndpoint = endpoint(o.BaseEndpoint)
+			o.APIOptions = append(o.APIOptions, apiOpts...)
+		}),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -429,5 +430,49 @@ func TestNoCredentials(t *testing.T) {
 	}
 	if n := env.Fake.Calls("*"); n != 0 {
 		t.Errorf("%d requests reached AWS without credentials", n)
+	}
+}
+
+// TestServiceEndpointFromEnvironment: AWS_ENDPOINT_URL_<SERVICE> (a VPC endpoint for one service) is
+// honoured when --aws-endpoint-url is not given; the flag, when given, wins for every service.
+func TestServiceEndpointFromEnvironment(t *testing.T) {
+	cf := decode(t, world)
+	env := livetest.Start(t, cf, livetest.Options{})
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_ENDPOINT_URL_EKS", env.URL)
+	ctx := context.Background()
+
+	cfg, err := live.LoadAWSConfig(ctx, live.AWSOptions{Region: "eu-west-1", Budget: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Cluster(ctx); err != nil {
+		t.Fatalf("Cluster via AWS_ENDPOINT_URL_EKS: %v", err)
+	}
+	if n := env.Fake.Calls("eks:DescribeCluster"); n != 1 {
+		t.Errorf("eks:DescribeCluster reached the fake %d times; want 1", n)
+	}
+
+	// The flag wins over the per-service variable.
+	t.Setenv("AWS_ENDPOINT_URL_EKS", "http://127.0.0.1:1")
+	cfg, err = live.LoadAWSConfig(ctx, live.AWSOptions{Region: "eu-west-1", Budget: time.Second, EndpointURL: env.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if _, err := p2.Cluster(ctx); err != nil {
+		t.Fatalf("Cluster via --aws-endpoint-url: %v", err)
 	}
 }
