@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,15 +14,18 @@ import (
 // cluster's EC2NodeClasses select, not the whole account), and evaluating the same objects with it
 // gives the same findings.
 //
-// A section is written when the provider knew it (Known, or an answer); it then holds what was asked
-// and found: the roles asked about that exist, the images the terms selected. Evaluating other
-// objects with it is not the same as asking the account.
+// A section is written when the provider knew it (Known, or an answer) and no lookup in it failed; it
+// then holds what was asked and found: the roles asked about that exist, the images the terms
+// selected. A section with a failed lookup is left out (unknown) rather than written without the
+// answer it could not get, which a rule would read as "does not exist"; Gaps says which and why.
+// Evaluating other objects with the snapshot is not the same as asking the account.
 type Recorder struct {
 	p Provider
 
 	mu       sync.Mutex
 	cluster  *Cluster
 	known    map[Fact]bool
+	failed   map[Fact][]string
 	entries  map[string]AccessEntry
 	awsAuth  map[string]string
 	roles    map[string]Role
@@ -36,7 +40,7 @@ var _ Provider = (*Recorder)(nil)
 
 // NewRecorder records what p answers.
 func NewRecorder(p Provider) *Recorder {
-	return &Recorder{p: p, known: map[Fact]bool{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
+	return &Recorder{p: p, known: map[Fact]bool{}, failed: map[Fact][]string{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
 		profiles: map[string]InstanceProfile{}, images: map[string]Image{}, ssm: map[string]string{},
 		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}}
 }
@@ -51,9 +55,27 @@ func (r *Recorder) record(f Fact, add func()) {
 	}
 }
 
+// fail writes down that a question about section f had no answer, and why.
+func (r *Recorder) fail(f Fact, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reason := err.Error()
+	if !slices.Contains(r.failed[f], reason) {
+		r.failed[f] = append(r.failed[f], reason)
+	}
+}
+
 // Known implements Provider.
 func (r *Recorder) Known(ctx context.Context, f Fact) error {
 	err := r.p.Known(ctx, f)
+	if err != nil {
+		switch f {
+		case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
+			r.fail(sectionCluster, err)
+		default:
+			r.fail(f, err)
+		}
+	}
 	if err == nil {
 		switch f {
 		case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
@@ -71,7 +93,10 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 func (r *Recorder) Cluster(ctx context.Context) (*Cluster, error) {
 	c, err := r.p.Cluster(ctx)
 	if err == nil && c != nil {
-		r.record("cluster", func() { cp := *c; r.cluster = &cp })
+		r.record(sectionCluster, func() { cp := *c; r.cluster = &cp })
+	}
+	if err != nil {
+		r.fail(sectionCluster, err)
 	}
 	return c, err
 }
@@ -85,6 +110,9 @@ func (r *Recorder) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, e
 				r.entries[strings.ToLower(e.PrincipalARN)] = *e
 			}
 		})
+	}
+	if err != nil {
+		r.fail(AccessEntries, err)
 	}
 	return e, err
 }
@@ -102,6 +130,9 @@ func (r *Recorder) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
 			}
 		})
 	}
+	if err != nil {
+		r.fail(AWSAuth, err)
+	}
 	return a, err
 }
 
@@ -114,6 +145,9 @@ func (r *Recorder) Role(ctx context.Context, name string) (*Role, error) {
 				r.roles[strings.ToLower(role.Name)] = *role
 			}
 		})
+	}
+	if err != nil {
+		r.fail(Roles, err)
 	}
 	return role, err
 }
@@ -128,6 +162,9 @@ func (r *Recorder) InstanceProfile(ctx context.Context, name string) (*InstanceP
 			}
 		})
 	}
+	if err != nil {
+		r.fail(InstanceProfiles, err)
+	}
 	return p, err
 }
 
@@ -140,6 +177,9 @@ func (r *Recorder) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
 				r.images[img.ID] = img
 			}
 		})
+	}
+	if err != nil {
+		r.fail(Images, err)
 	}
 	return imgs, err
 }
@@ -154,6 +194,9 @@ func (r *Recorder) SSMParameter(ctx context.Context, name string) (string, bool,
 			}
 		})
 	}
+	if err != nil {
+		r.fail(SSMParameters, err)
+	}
 	return v, ok, err
 }
 
@@ -166,6 +209,9 @@ func (r *Recorder) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error
 				r.subnets[s.ID] = s
 			}
 		})
+	}
+	if err != nil {
+		r.fail(Subnets, err)
 	}
 	return sns, err
 }
@@ -180,41 +226,77 @@ func (r *Recorder) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 			}
 		})
 	}
+	if err != nil {
+		r.fail(SecurityGroups, err)
+	}
 	return gs, err
 }
 
-// Snapshot returns what was recorded, in a stable order (by id or name).
+// sectionCluster is the recorder's name for the cluster section, which answers the three cluster facts.
+const sectionCluster Fact = "cluster"
+
+// Gap is a snapshot section the recorder could not write whole.
+type Gap struct {
+	// Section is the snapshot section: cluster, accessEntries, roles, images, ...
+	Section Fact
+	// Partial is true when the provider knew the section but some lookups in it failed: the
+	// section is left out, and a snapshot without it knows less than the account could tell.
+	// False means the provider could not tell the section at all (a denied permission, no
+	// access to aws-auth).
+	Partial bool
+	// Reasons are the distinct errors, in the order they happened.
+	Reasons []string
+}
+
+// Gaps returns the sections left out of the snapshot for want of an answer, by section name.
+func (r *Recorder) Gaps() []Gap {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gaps []Gap
+	for f, reasons := range r.failed {
+		if f == sectionCluster && r.cluster != nil {
+			continue // one answer is the whole section
+		}
+		gaps = append(gaps, Gap{Section: f, Partial: r.known[f], Reasons: slices.Clone(reasons)})
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Section < gaps[j].Section })
+	return gaps
+}
+
+// Snapshot returns what was recorded, in a stable order (by id or name). Sections with a failed
+// lookup are left out (see Gaps).
 func (r *Recorder) Snapshot() *ClusterFacts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cf := &ClusterFacts{APIVersion: SnapshotAPIVersion, Kind: SnapshotKind, Cluster: r.cluster}
-	if r.known[AccessEntries] && (r.cluster == nil || r.cluster.AuthenticationMode != ModeConfigMap || len(r.entries) > 0) {
+	whole := func(f Fact) bool { return r.known[f] && len(r.failed[f]) == 0 }
+	if whole(AccessEntries) && (r.cluster == nil || r.cluster.AuthenticationMode != ModeConfigMap || len(r.entries) > 0) {
 		cf.AccessEntries = sortedValues(r.entries)
 	}
-	if r.known[AWSAuth] {
+	if whole(AWSAuth) {
 		a := r.awsAuth
 		cf.AWSAuth = &a
 	}
-	if r.known[Roles] {
+	if whole(Roles) {
 		cf.Roles = sortedValues(r.roles)
 	}
-	if r.known[InstanceProfiles] {
+	if whole(InstanceProfiles) {
 		cf.InstanceProfiles = sortedValues(r.profiles)
 	}
-	if r.known[Images] {
+	if whole(Images) {
 		cf.Images = sortedValues(r.images)
 	}
-	if r.known[SSMParameters] {
+	if whole(SSMParameters) {
 		m := map[string]string{}
 		for k, v := range r.ssm {
 			m[k] = v
 		}
 		cf.SSMParameters = &m
 	}
-	if r.known[Subnets] {
+	if whole(Subnets) {
 		cf.Subnets = sortedValues(r.subnets)
 	}
-	if r.known[SecurityGroups] {
+	if whole(SecurityGroups) {
 		cf.SecurityGroups = sortedValues(r.groups)
 	}
 	return cf

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,9 @@ import (
 )
 
 type exportOptions struct {
-	live  liveOptions
-	files []string
+	live    liveOptions
+	files   []string
+	partial bool
 }
 
 func newFactsCommand(g *globalOptions) *cobra.Command {
@@ -47,6 +49,7 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 	}
 	o.live.addFlags(export.Flags())
 	export.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "export for these manifests instead of the cluster's objects (file, directory or -)")
+	export.Flags().BoolVar(&o.partial, "partial", false, "when some lookups fail, write the snapshot with their sections left out (unknown) instead of failing")
 	cmd.AddCommand(export)
 	return cmd
 }
@@ -97,9 +100,12 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 		return err
 	}
 	defer p.Close()
-	snap, err := exportSnapshot(ctx, cat, cfg, p, set)
+	snap, gaps, err := exportSnapshot(ctx, cat, cfg, p, set)
 	if err != nil {
 		return err
+	}
+	if reportGaps(stderr, gaps, o.partial) {
+		return exitError{2}
 	}
 	fmt.Fprintf(stdout, "# ClusterFacts of EKS cluster %s, written by karpenter-guard facts export on %s\n", o.live.clusterName, time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(stdout, "# for %d EC2NodeClasses and NodePools: it holds what they use, not the whole account.\n", countKarpenter(set))
@@ -107,8 +113,8 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 }
 
 // exportSnapshot asks p every question the rules ask about set, through a recorder, and returns the
-// answers. Facts that could not be had are left out (unknown), and said on the way out.
-func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, set *manifest.Set) (*facts.ClusterFacts, error) {
+// answers and the sections it could not write whole, which the snapshot leaves out (unknown).
+func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, set *manifest.Set) (*facts.ClusterFacts, []facts.Gap, error) {
 	rec := facts.NewRecorder(p)
 	// The sections every rule could need, asked even when no object leads a rule to them, so that
 	// the snapshot knows what the account can tell (an empty list of access entries is an answer).
@@ -116,19 +122,41 @@ func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Co
 		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
 		_ = rec.Known(ctx, f)
 	}
-	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: rec, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
-	snap := rec.Snapshot()
+	cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: rec, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+	snap, gaps := rec.Snapshot(), rec.Gaps()
 	if snap.Cluster == nil {
-		var reasons []string
-		for _, n := range res.NotEvaluated {
-			reasons = append(reasons, n.Reason)
+		for _, g := range gaps {
+			if g.Section == "cluster" {
+				return nil, nil, fmt.Errorf("could not describe the cluster: %s", g.Reasons[0])
+			}
 		}
-		if len(reasons) > 0 {
-			return nil, fmt.Errorf("could not describe the cluster: %s", reasons[0])
-		}
-		return nil, errors.New("could not describe the cluster")
+		return nil, nil, errors.New("could not describe the cluster")
 	}
-	return snap, nil
+	return snap, gaps, nil
+}
+
+// reportGaps writes the sections left out of an export to w and reports whether the export must
+// fail: a section whose lookups failed only in part (throttling, a timeout, one denied call) would
+// otherwise pass for complete, and a rule reads a role or image missing from it as one that does not
+// exist. Sections AWS or the cluster would not tell at all are notes: the snapshot says they are
+// unknown, as a live run would.
+func reportGaps(w io.Writer, gaps []facts.Gap, allowPartial bool) bool {
+	fail := false
+	for _, g := range gaps {
+		switch {
+		case !g.Partial:
+			fmt.Fprintf(w, "note: %s left unknown: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+		case allowPartial:
+			fmt.Fprintf(w, "warning: %s left out (unknown), some lookups failed: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+		default:
+			fail = true
+			fmt.Fprintf(w, "error: %s: some lookups failed, so the section would be incomplete: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+		}
+	}
+	if fail {
+		fmt.Fprintln(w, "error: no snapshot written; run facts export again (or pass --partial to write it with those sections unknown)")
+	}
+	return fail
 }
 
 // writeSnapshot writes a snapshot as YAML, in the field order of facts.md.

@@ -184,3 +184,63 @@ func TestLiveRunFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestFactsExportFailedLookups: a lookup that fails in a section AWS otherwise answers (the permission
+// probe passed, then GetRole of the node role was denied) fails the export instead of writing a
+// roles section without the role, which `check --facts` would read as "the role does not exist".
+// --partial writes the snapshot with that section unknown; a section AWS would not tell at all is a
+// note, and the export still succeeds.
+func TestFactsExportFailedLookups(t *testing.T) {
+	inRepoRoot(t)
+	const dir = "examples/production"
+	export := func(t *testing.T, srv *fakeaws.Server, flags []string, extra ...string) (int, string, string) {
+		t.Helper()
+		return cli(t, "", append(append([]string{"facts", "export", "-f", dir}, flags[1:]...), extra...)...)
+	}
+	t.Run("lookup failed", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true, After: 1})
+		code, out, stderr := export(t, srv, flags)
+		want := "error: roles: some lookups failed, so the section would be incomplete: AWS denied iam:GetRole"
+		if code != 2 || out != "" || !strings.Contains(stderr, want) || !strings.Contains(stderr, "pass --partial") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing written, and %q", code, out, stderr, want)
+		}
+	})
+	t.Run("partial", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true, After: 1})
+		code, out, stderr := export(t, srv, flags, "--partial")
+		if code != 0 || !strings.Contains(stderr, "warning: roles left out (unknown), some lookups failed: AWS denied iam:GetRole") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		cf, err := facts.DecodeSnapshotFile([]byte(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.Roles != nil || cf.Images == nil {
+			t.Errorf("roles %v (want unknown), images %v (want known)", cf.Roles, cf.Images)
+		}
+		file := filepath.Join(t.TempDir(), "partial.yaml")
+		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, report, _ := cli(t, "", "check", "-f", dir, "--facts", file)
+		if code != 0 || !strings.Contains(report, "Not evaluated because not in the facts snapshot:\n  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-not-authorized, node-role-not-found") || !strings.Contains(report, "node-role-not-found") {
+			t.Errorf("check with the partial snapshot: exit %d; want 0 and the role rules not evaluated:\n%s", code, report)
+		}
+	})
+	t.Run("section unknown", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("ssm:GetParameter", fakeaws.Fault{AccessDenied: true})
+		code, out, stderr := export(t, srv, flags)
+		if code != 0 || !strings.Contains(stderr, "note: ssmParameters left unknown: AWS denied ssm:GetParameter") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		if cf, err := facts.DecodeSnapshotFile([]byte(out)); err != nil || cf.SSMParameters != nil {
+			t.Errorf("ssmParameters should be unknown: %v", err)
+		}
+	})
+}

@@ -35,12 +35,16 @@ type Fault struct {
 	// Count limits the fault to the next Count requests of the operation; 0 means every request until
 	// Clear.
 	Count int
+	// After lets that many requests of the operation through untouched before the fault applies: a
+	// permission probe that passes, then a lookup that fails.
+	After int
 }
 
 // injected is a fault with the number of requests it still applies to (-1: unlimited).
 type injected struct {
-	f    Fault
-	left int
+	f     Fault
+	left  int
+	after int
 }
 
 // Inject makes every request of op fail with f (replacing an earlier fault of op). op is
@@ -57,7 +61,7 @@ func (s *Server) Inject(op string, f Fault) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[op] = &injected{f: f, left: left}
+	s.faults[op] = &injected{f: f, left: left, after: f.After}
 }
 
 // Clear removes the fault of op (as given to Inject); Clear("") removes every fault.
@@ -111,6 +115,10 @@ func (s *Server) takeFault(op string) (Fault, bool) {
 		in, ok := s.faults[key]
 		if !ok {
 			continue
+		}
+		if in.after > 0 {
+			in.after--
+			return Fault{}, false
 		}
 		if in.left > 0 {
 			in.left--
@@ -232,18 +240,18 @@ func checkFault(op string, f Fault) error {
 	if f.Status != 0 && (f.Status < 500 || f.Status > 599) {
 		return fmt.Errorf("fakeaws: fault status %d for %s: expected a 5xx status", f.Status, op)
 	}
-	if f.Latency < 0 || f.Count < 0 {
-		return fmt.Errorf("fakeaws: fault for %s: negative latency or count", op)
+	if f.Latency < 0 || f.Count < 0 || f.After < 0 {
+		return fmt.Errorf("fakeaws: fault for %s: negative latency, count or after", op)
 	}
-	if f == (Fault{Count: f.Count}) {
+	if f == (Fault{Count: f.Count, After: f.After}) {
 		return fmt.Errorf("fakeaws: fault for %s does nothing: set Latency, Hang, AccessDenied, Throttle, Status or Malformed", op)
 	}
 	return nil
 }
 
 // ParseFault parses the command's fault syntax: "op=kind[:arg][,kind[:arg]…]" where kind is
-// latency:DURATION, hang, throttle, denied, status:CODE, malformed or count:N, e.g.
-// "ec2:DescribeImages=latency:2s", "iam:GetRole=throttle,count:2", "ssm:*=status:503".
+// latency:DURATION, hang, throttle, denied, status:CODE, malformed, count:N or after:N, e.g.
+// "ec2:DescribeImages=latency:2s", "iam:GetRole=throttle,count:2,after:1", "ssm:*=status:503".
 func ParseFault(spec string) (string, Fault, error) {
 	op, kinds, ok := strings.Cut(spec, "=")
 	if !ok || op == "" || kinds == "" {
@@ -268,11 +276,13 @@ func ParseFault(spec string) (string, Fault, error) {
 			f.Malformed = true
 		case "count":
 			f.Count, err = strconv.Atoi(arg)
+		case "after":
+			f.After, err = strconv.Atoi(arg)
 		default:
-			return "", Fault{}, fmt.Errorf("fault %q: unknown kind %q: expected latency:DURATION, hang, throttle, denied, status:CODE, malformed or count:N", spec, kind)
+			return "", Fault{}, fmt.Errorf("fault %q: unknown kind %q: expected latency:DURATION, hang, throttle, denied, status:CODE, malformed, count:N or after:N", spec, kind)
 		}
-		if err != nil || (!hasArg && (kind == "latency" || kind == "status" || kind == "count")) {
-			return "", Fault{}, fmt.Errorf("fault %q: %s needs a valid argument (latency:2s, status:503, count:2)", spec, kind)
+		if err != nil || (!hasArg && (kind == "latency" || kind == "status" || kind == "count" || kind == "after")) {
+			return "", Fault{}, fmt.Errorf("fault %q: %s needs a valid argument (latency:2s, status:503, count:2, after:1)", spec, kind)
 		}
 	}
 	if err := checkFault(op, f); err != nil {

@@ -232,6 +232,14 @@ func TestFaultCountAndRetries(t *testing.T) {
 		t.Errorf("counted %d calls, want 4", n)
 	}
 
+	// After: the first N requests pass, then the fault applies (for Count requests).
+	srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true, After: 1, Count: 1})
+	for i, wantErr := range []bool{false, true, false} {
+		if err := calls["iam:GetRole"](ctx, c); (err != nil) != wantErr {
+			t.Errorf("after: call %d: %v", i+1, err)
+		}
+	}
+
 	// The SDK's standard retryer (without its back-off) retries throttling and 5xx through to success,
 	// and gives up at once on access denied; the counter sees every attempt.
 	cfg := sdkConfig()
@@ -366,6 +374,9 @@ func TestParseFault(t *testing.T) {
 	}{
 		{spec: "ec2:DescribeImages=latency:2s", op: "ec2:DescribeImages", f: fakeaws.Fault{Latency: 2 * time.Second}},
 		{spec: "iam:GetRole=throttle,count:2", op: "iam:GetRole", f: fakeaws.Fault{Throttle: true, Count: 2}},
+		{spec: "iam:GetRole=denied,after:1", op: "iam:GetRole", f: fakeaws.Fault{AccessDenied: true, After: 1}},
+		{spec: "iam:GetRole=denied,after:-1", err: "negative latency, count or after"},
+		{spec: "iam:GetRole=after:1", err: "does nothing"},
 		{spec: "ssm:*=status:503", op: "ssm:*", f: fakeaws.Fault{Status: 503}},
 		{spec: "*=denied", op: "*", f: fakeaws.Fault{AccessDenied: true}},
 		{spec: "eks:DescribeCluster=latency:100ms, hang", op: "eks:DescribeCluster", f: fakeaws.Fault{Latency: 100 * time.Millisecond, Hang: true}},
