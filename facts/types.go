@@ -3,6 +3,7 @@ package facts
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -172,6 +173,39 @@ func (t ImageTerm) Key() string {
 // Key is a canonical string for the term, equal for equal terms (tags sorted): the key of caches.
 func (t SelectorTerm) Key() string {
 	return "id=" + t.ID + "\x00name=" + t.Name + "\x00" + tagsKey(t.Tags)
+}
+
+// String is the term as selector YAML, its fields quoted and tags sorted: for messages, and an
+// unambiguous cache key a person can read in a note.
+func (t ImageTerm) String() string {
+	return termString([][2]string{{"id", t.ID}, {"name", t.Name}, {"owner", t.Owner}, {"ssmParameter", t.SSMParameter}}, t.Tags)
+}
+
+// String is the term as selector YAML, its fields quoted and tags sorted.
+func (t SelectorTerm) String() string {
+	return termString([][2]string{{"id", t.ID}, {"name", t.Name}}, t.Tags)
+}
+
+func termString(fields [][2]string, tags map[string]string) string {
+	var parts []string
+	for _, f := range fields {
+		if f[1] != "" {
+			parts = append(parts, f[0]+": "+strconv.Quote(f[1]))
+		}
+	}
+	if len(tags) > 0 {
+		ks := make([]string, 0, len(tags))
+		for k := range tags {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		ts := make([]string, len(ks))
+		for i, k := range ks {
+			ts[i] = strconv.Quote(k) + ": " + strconv.Quote(tags[k])
+		}
+		parts = append(parts, "tags: {"+strings.Join(ts, ", ")+"}")
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func tagsKey(tags map[string]string) string {

@@ -147,10 +147,17 @@ func New[V any](opts Options) *Cache[V] {
 // concurrent callers of key (Miss); when the fetch fails or ctx ends first, the expired answer if
 // there is one (Stale, with the reason), else the error (a *LateError when ctx ended).
 func (c *Cache[V]) Get(ctx context.Context, key string, fetch Fetch[V]) (Lookup[V], error) {
+	return c.GetWithin(ctx, key, 0, fetch)
+}
+
+// GetWithin is Get for a caller that cannot use an answer older than maxAge (0: any unexpired
+// answer), although it has not expired: a list that lacks the item asked about is, for that item, a
+// "does not exist" answer, and should be no older than NegativeTTL.
+func (c *Cache[V]) GetWithin(ctx context.Context, key string, maxAge time.Duration, fetch Fetch[V]) (Lookup[V], error) {
 	c.mu.Lock()
 	now := c.opts.Now()
 	e, _ := c.entries.Get(key)
-	if e != nil && e.has && now.Before(e.expires) {
+	if e != nil && e.has && now.Before(e.expires) && (maxAge <= 0 || now.Sub(e.fetched) < maxAge) {
 		c.mu.Unlock()
 		return Lookup[V]{Value: e.value, Result: Hit, Age: now.Sub(e.fetched)}, nil
 	}
@@ -200,7 +207,7 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 	defer c.wg.Done()
 	ctx, cancel := context.WithTimeout(c.base, c.opts.FetchTimeout)
 	defer cancel()
-	ans, err := fetch(ctx)
+	ans, err := c.fetch(ctx, key, fetch)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -226,6 +233,20 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 	f.value, f.err = ans.Value, err
 	close(f.done)
 }
+
+// fetch calls fetch, turning a panic into the fetch's error: it runs on a goroutine of its own, where
+// a panic would end the process, and every caller waiting for the key would otherwise wait forever.
+func (c *Cache[V]) fetch(ctx context.Context, key string, fetch Fetch[V]) (ans Answer[V], err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ans, err = Answer[V]{}, fmt.Errorf("fetch of %q panicked: %v", key, r)
+		}
+	}()
+	return fetch(ctx)
+}
+
+// NegativeTTL is how long "does not exist" answers are kept.
+func (c *Cache[V]) NegativeTTL() time.Duration { return c.opts.NegativeTTL }
 
 // Len returns the number of keys kept.
 func (c *Cache[V]) Len() int {

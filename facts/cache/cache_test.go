@@ -115,6 +115,51 @@ func TestTTLs(t *testing.T) {
 	}
 }
 
+// TestGetWithin: an unexpired answer older than the caller's maximum age is fetched again; a younger
+// one is a hit; when the new fetch fails, the older answer is served as stale.
+func TestGetWithin(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	c := newCache(t, clk)
+	s := &source{}
+	s.set("v1", false, nil)
+	if _, err := c.GetWithin(ctx, "k", 10*time.Second, s.fetch); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(9 * time.Second)
+	if l, err := c.GetWithin(ctx, "k", 10*time.Second, s.fetch); err != nil || l.Result != Hit {
+		t.Fatalf("younger than the maximum age: %+v, %v; want a hit", l, err)
+	}
+	clk.Advance(2 * time.Second)
+	if l, err := c.Get(ctx, "k", s.fetch); err != nil || l.Result != Hit {
+		t.Fatalf("Get within TTL: %+v, %v; want a hit", l, err)
+	}
+	s.set("v2", false, nil)
+	if l, err := c.GetWithin(ctx, "k", 10*time.Second, s.fetch); err != nil || l.Result != Miss || l.Value != "v2" {
+		t.Fatalf("older than the maximum age: %+v, %v; want a miss with v2", l, err)
+	}
+	clk.Advance(11 * time.Second)
+	s.set("", false, errors.New("throttled"))
+	if l, err := c.GetWithin(ctx, "k", 10*time.Second, s.fetch); err != nil || l.Result != Stale || l.Value != "v2" {
+		t.Fatalf("refetch failed: %+v, %v; want stale v2", l, err)
+	}
+}
+
+// TestFetchPanics: a fetch that panics is that fetch's error, for every caller waiting on it, and the
+// cache goes on working.
+func TestFetchPanics(t *testing.T) {
+	c := newCache(t, newClock())
+	_, err := c.Get(context.Background(), "k", func(context.Context) (Answer[string], error) { panic("nil map") })
+	if err == nil || err.Error() != `fetch of "k" panicked: nil map` {
+		t.Errorf("Get = %v; want the panic as the error", err)
+	}
+	s := &source{}
+	s.set("v", false, nil)
+	if l, err := c.Get(context.Background(), "other", s.fetch); err != nil || l.Value != "v" {
+		t.Errorf("after a panic: %+v, %v", l, err)
+	}
+}
+
 // TestOneFetchInFlight: concurrent callers of one key share one fetch.
 func TestOneFetchInFlight(t *testing.T) {
 	c := newCache(t, newClock())

@@ -84,7 +84,10 @@ type CallError struct {
 	Outcome Outcome
 	// Budget is the time budget of the request that gave up waiting (timeouts only).
 	Budget time.Duration
-	Err    error
+	// Hint, when set, replaces the general advice of a denied call (a parameter outside the policy's
+	// resources needs the policy extended, not the action granted).
+	Hint string
+	Err  error
 }
 
 func (e *CallError) Error() string { return e.Reason() + ": " + e.Err.Error() }
@@ -96,6 +99,9 @@ func (e *CallError) Unwrap() error { return e.Err }
 func (e *CallError) Reason() string {
 	switch e.Outcome {
 	case OutcomeDenied:
+		if e.Hint != "" {
+			return fmt.Sprintf("AWS denied %s (%s)", e.Action, e.Hint)
+		}
 		return fmt.Sprintf("AWS denied %s (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)", e.Action)
 	case OutcomeThrottled:
 		return fmt.Sprintf("AWS throttled %s", e.Action)

@@ -88,7 +88,12 @@ func (p *Provider) Close() { p.cache.Close() }
 // lookup answers one question through the cache: key identifies it, action is the IAM action of the
 // call (for metrics and reasons), fact the fact it serves. A stale answer is noted in ctx.
 func lookup[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, fetch func(context.Context) (T, bool, error)) (T, error) {
-	l, err := p.cache.Get(ctx, action+" "+key, func(fctx context.Context) (cache.Answer[any], error) {
+	return lookupWithin(ctx, p, fact, action, key, 0, fetch)
+}
+
+// lookupWithin is lookup for an answer no older than maxAge (0: any unexpired answer).
+func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, maxAge time.Duration, fetch func(context.Context) (T, bool, error)) (T, error) {
+	l, err := p.cache.GetWithin(ctx, action+" "+key, maxAge, func(fctx context.Context) (cache.Answer[any], error) {
 		v, negative, err := fetch(fctx)
 		var ce *CallError
 		var nf *ClusterNotFoundError
@@ -163,7 +168,7 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 		if c.AuthenticationMode == facts.ModeConfigMap {
 			return nil
 		}
-		if _, err := p.accessEntryARNs(ctx, c.Name); err != nil {
+		if _, err := p.accessEntryARNs(ctx, c.Name, 0); err != nil {
 			return err
 		}
 	case facts.AWSAuth:
@@ -255,8 +260,8 @@ func (p *Provider) Cluster(ctx context.Context) (*facts.Cluster, error) {
 }
 
 // accessEntryARNs lists the principal ARNs of the cluster's access entries (one paginated call).
-func (p *Provider) accessEntryARNs(ctx context.Context, cluster string) ([]string, error) {
-	return lookup(ctx, p, facts.AccessEntries, "eks:ListAccessEntries", cluster, func(ctx context.Context) ([]string, bool, error) {
+func (p *Provider) accessEntryARNs(ctx context.Context, cluster string, maxAge time.Duration) ([]string, error) {
+	return lookupWithin(ctx, p, facts.AccessEntries, "eks:ListAccessEntries", cluster, maxAge, func(ctx context.Context) ([]string, bool, error) {
 		var arns []string
 		pages := eks.NewListAccessEntriesPaginator(p.opts.Clients.EKS, &eks.ListAccessEntriesInput{ClusterName: aws.String(cluster)})
 		for pages.HasMorePages() {
@@ -280,21 +285,31 @@ func (p *Provider) AccessEntry(ctx context.Context, role *facts.Role) (*facts.Ac
 	if c.AuthenticationMode == facts.ModeConfigMap {
 		return nil, nil
 	}
-	arns, err := p.accessEntryARNs(ctx, c.Name)
-	if err != nil {
+	principal, err := p.principalOf(ctx, c.Name, role, 0)
+	if err == nil && principal == "" {
+		// The list lacks the role: for it, a "no entry" answer, which must be no older than any
+		// other "does not exist" (the entry created a minute ago, then the EC2NodeClass applied).
+		principal, err = p.principalOf(ctx, c.Name, role, p.cache.NegativeTTL())
+	}
+	if err != nil || principal == "" {
 		return nil, err
 	}
-	principal := ""
+	return p.describeAccessEntry(ctx, c.Name, principal)
+}
+
+// principalOf returns the principal ARN of role's access entry in the cluster's list no older than
+// maxAge, "" when the list has none.
+func (p *Provider) principalOf(ctx context.Context, cluster string, role *facts.Role, maxAge time.Duration) (string, error) {
+	arns, err := p.accessEntryARNs(ctx, cluster, maxAge)
+	if err != nil {
+		return "", err
+	}
 	for _, a := range arns {
 		if role.IsPrincipalOf(a) {
-			principal = a
-			break
+			return a, nil
 		}
 	}
-	if principal == "" {
-		return nil, nil
-	}
-	return p.describeAccessEntry(ctx, c.Name, principal)
+	return "", nil
 }
 
 func (p *Provider) describeAccessEntry(ctx context.Context, cluster, principal string) (*facts.AccessEntry, error) {
@@ -416,8 +431,14 @@ func (p *Provider) SSMParameter(ctx context.Context, name string) (string, bool,
 	}
 	v, err := lookup(ctx, p, facts.SSMParameters, "ssm:GetParameter", name, func(ctx context.Context) (param, bool, error) {
 		out, err := p.opts.Clients.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
-		if classify(err) == OutcomeNotFound {
+		switch classify(err) {
+		case OutcomeNotFound:
 			return param{}, true, nil
+		case OutcomeDenied:
+			if !strings.HasPrefix(name, "/aws/service/") {
+				return param{}, false, &CallError{Action: "ssm:GetParameter", Outcome: OutcomeDenied, Err: err,
+					Hint: "manifests/iam-policy.json grants the public /aws/service/* parameters only: add " + name + " to its ssm:GetParameter statement"}
+			}
 		}
 		if err != nil || out.Parameter == nil {
 			return param{}, false, errors.Join(err, errorIf(out != nil && out.Parameter == nil, "GetParameter answered without a parameter"))
@@ -453,7 +474,7 @@ func (p *Provider) Images(ctx context.Context, t facts.ImageTerm) ([]facts.Image
 		filters = append(filters, filter("name", t.Name))
 	}
 	filters = append(filters, tagFilters(t.Tags)...)
-	return lookup(ctx, p, facts.Images, "ec2:DescribeImages", t.Key(), func(ctx context.Context) ([]facts.Image, bool, error) {
+	return lookup(ctx, p, facts.Images, "ec2:DescribeImages", t.String(), func(ctx context.Context) ([]facts.Image, bool, error) {
 		var out []facts.Image
 		pages := ec2.NewDescribeImagesPaginator(p.opts.Clients.EC2, &ec2.DescribeImagesInput{
 			Filters: filters, Owners: owners, IncludeDeprecated: aws.Bool(true), MaxResults: aws.Int32(1000),
@@ -484,7 +505,7 @@ func (p *Provider) Subnets(ctx context.Context, t facts.SelectorTerm) ([]facts.S
 	} else {
 		filters = tagFilters(t.Tags)
 	}
-	subnets, err := lookup(ctx, p, facts.Subnets, "ec2:DescribeSubnets", t.Key(), func(ctx context.Context) ([]facts.Subnet, bool, error) {
+	subnets, err := lookup(ctx, p, facts.Subnets, "ec2:DescribeSubnets", t.String(), func(ctx context.Context) ([]facts.Subnet, bool, error) {
 		var out []facts.Subnet
 		pages := ec2.NewDescribeSubnetsPaginator(p.opts.Clients.EC2, &ec2.DescribeSubnetsInput{Filters: filters, MaxResults: aws.Int32(1000)})
 		for pages.HasMorePages() {
@@ -577,7 +598,7 @@ func (p *Provider) SecurityGroups(ctx context.Context, t facts.SelectorTerm) ([]
 		}
 		filters = append(filters, tagFilters(t.Tags)...)
 	}
-	return lookup(ctx, p, facts.SecurityGroups, "ec2:DescribeSecurityGroups", t.Key(), func(ctx context.Context) ([]facts.SecurityGroup, bool, error) {
+	return lookup(ctx, p, facts.SecurityGroups, "ec2:DescribeSecurityGroups", t.String(), func(ctx context.Context) ([]facts.SecurityGroup, bool, error) {
 		var out []facts.SecurityGroup
 		pages := ec2.NewDescribeSecurityGroupsPaginator(p.opts.Clients.EC2, &ec2.DescribeSecurityGroupsInput{Filters: filters, MaxResults: aws.Int32(1000)})
 		for pages.HasMorePages() {

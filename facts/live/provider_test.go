@@ -144,7 +144,7 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 		{SSMParameter: "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/recommended/image_id"},
 		{Name: "team-base-*", Owner: ",,"},
 	} {
-		same("images "+term.Key(), func(p facts.Provider) (any, error) { return p.Images(ctx, term) })
+		same("images "+term.String(), func(p facts.Provider) (any, error) { return p.Images(ctx, term) })
 	}
 	for _, name := range []string{"/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id", "/aws/service/missing"} {
 		same("ssm "+name, func(p facts.Provider) (any, error) {
@@ -160,7 +160,7 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 		{ID: "subnet-0private1", Tags: map[string]string{"Name": "public-*"}}, // the id selects alone
 		{ID: "subnet-0missing"},
 	} {
-		same("subnets "+term.Key(), func(p facts.Provider) (any, error) { return p.Subnets(ctx, term) })
+		same("subnets "+term.String(), func(p facts.Provider) (any, error) { return p.Subnets(ctx, term) })
 	}
 	for _, term := range []facts.SelectorTerm{
 		{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}},
@@ -168,7 +168,7 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 		{Name: "default", Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}},
 		{ID: "sg-0default", Name: "eks-node"},
 	} {
-		same("groups "+term.Key(), func(p facts.Provider) (any, error) { return p.SecurityGroups(ctx, term) })
+		same("groups "+term.String(), func(p facts.Provider) (any, error) { return p.SecurityGroups(ctx, term) })
 	}
 	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
 		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
@@ -239,6 +239,8 @@ func TestFaults(t *testing.T) {
 		{"malformed answer", "ec2:DescribeSecurityGroups", fakeaws.Fault{Malformed: true}, askGroups, "ec2:DescribeSecurityGroups failed ("},
 		{"malformed JSON", "eks:DescribeCluster", fakeaws.Fault{Malformed: true}, askCluster, "eks:DescribeCluster failed ("},
 		{"route tables denied", "ec2:DescribeRouteTables", fakeaws.Fault{AccessDenied: true}, askSubnets, "AWS denied ec2:DescribeRouteTables"},
+		{"own parameter denied", "ssm:GetParameter", fakeaws.Fault{AccessDenied: true}, askOwnSSM,
+			"AWS denied ssm:GetParameter (manifests/iam-policy.json grants the public /aws/service/* parameters only: add /platform/ami/golden to its ssm:GetParameter statement)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,6 +286,11 @@ func askCluster(ctx context.Context, p facts.Provider) error {
 
 func askSSM(ctx context.Context, p facts.Provider) error {
 	_, _, err := p.SSMParameter(ctx, "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	return err
+}
+
+func askOwnSSM(ctx context.Context, p facts.Provider) error {
+	_, _, err := p.SSMParameter(ctx, "/platform/ami/golden")
 	return err
 }
 
@@ -336,12 +343,70 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	if got := notes.List(); len(got) != 1 || !strings.Contains(got[0], "used a cached answer 2m0s old for iam:GetRole karpenternoderole: AWS throttled iam:GetRole") {
 		t.Errorf("notes = %q; want one saying the answer is 2m old because AWS throttled", got)
 	}
+	// A selector term is named in the note as it is written, not as the cache keys it.
+	term := facts.ImageTerm{Name: "team-base-*", Owner: "self", Tags: map[string]string{"team": "platform"}}
+	if _, err := env.Provider.Images(ctx, term); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	env.Fake.Inject("ec2:DescribeImages", fakeaws.Fault{Throttle: true})
+	notes = &facts.Notes{}
+	if _, err := env.Provider.Images(facts.WithNotes(ctx, notes), term); err != nil {
+		t.Fatal(err)
+	}
+	if got := notes.List(); len(got) != 1 || !strings.Contains(got[0], `for ec2:DescribeImages {name: "team-base-*", owner: "self", tags: {"team": "platform"}}: AWS throttled`) {
+		t.Errorf("notes = %q; want the term as written", got)
+	}
 	env.Fake.Clear("")
 	now = now.Add(10 * time.Second) // past the error back-off
 	env.Fake.SetFacts(decode(t, strings.Replace(world, "path: /teams/", "path: /moved/", 1)))
 	r, err = env.Provider.Role(ctx, "KarpenterNodeRole")
 	if err != nil || r == nil || r.Path != "/moved/" {
 		t.Errorf("Role after recovery = %+v, %v; want the refreshed role", r, err)
+	}
+}
+
+// TestNewAccessEntrySeenWithinNegativeTTL: an access entry created after the list was cached is seen
+// once the list is older than the negative TTL (30 s), not the positive one (5 min): "create the
+// entry, then apply the EC2NodeClass" must not be refused for minutes. A role with an entry does not
+// make the list be asked again.
+func TestNewAccessEntrySeenWithinNegativeTTL(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	without := strings.Replace(world, "  - principalArn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole\n", "  - principalArn: arn:aws:iam::111122223333:role/Other\n", 1)
+	env := livetest.Start(t, decode(t, without), livetest.Options{Cache: cache.Options{TTL: 5 * time.Minute, NegativeTTL: 30 * time.Second, Now: clock}})
+	ctx := context.Background()
+	role, err := env.Provider.Role(ctx, "KarpenterNodeRole")
+	if err != nil || role == nil {
+		t.Fatalf("Role = %v, %v", role, err)
+	}
+	entry := func() *facts.AccessEntry {
+		t.Helper()
+		e, err := env.Provider.AccessEntry(ctx, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if e := entry(); e != nil {
+		t.Fatalf("AccessEntry = %+v before the entry exists", e)
+	}
+	env.Fake.SetFacts(decode(t, world)) // the entry created
+	now = now.Add(20 * time.Second)
+	if e := entry(); e != nil {
+		t.Fatalf("AccessEntry = %+v from a list 20s old; the list should still be cached", e)
+	}
+	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 1 {
+		t.Errorf("eks:ListAccessEntries called %d times within the negative TTL; want 1", n)
+	}
+	now = now.Add(15 * time.Second)
+	if e := entry(); e == nil || e.Type != "EC2_LINUX" {
+		t.Fatalf("AccessEntry = %+v 35s after the list; want the new entry", e)
+	}
+	now = now.Add(time.Minute)
+	entry()
+	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 2 {
+		t.Errorf("eks:ListAccessEntries called %d times; want 2 (a role with an entry uses the list for its TTL)", n)
 	}
 }
 
