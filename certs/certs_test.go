@@ -72,3 +72,31 @@ func TestEnsureSelfSigned(t *testing.T) {
 		t.Errorf("the certificate changed")
 	}
 }
+
+// TestEnsureSelfSignedReplacesUnusable: a certificate that has expired, or does not name the Service,
+// is replaced rather than served to an API server that would refuse it.
+func TestEnsureSelfSignedReplacesUnusable(t *testing.T) {
+	hosts := Hosts("karpenter-guard", "karpenter-guard")
+	for _, tc := range []struct {
+		name   string
+		hosts  []string
+		maxAge time.Duration
+	}{
+		{"expired", hosts, 30 * time.Minute}, // valid from an hour ago for 30 minutes
+		{"lacks the Service's names", Hosts("", ""), 24 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Generate(dir, tc.hosts, tc.maxAge); err != nil {
+				t.Fatal(err)
+			}
+			generated, err := EnsureSelfSigned(dir, hosts, 24*time.Hour)
+			if err != nil || !generated {
+				t.Fatalf("EnsureSelfSigned = %v, %v; want a new certificate", generated, err)
+			}
+			if !usable(filepath.Join(dir, CertFile), hosts, time.Now().Add(time.Hour)) {
+				t.Errorf("the new certificate is not usable")
+			}
+		})
+	}
+}

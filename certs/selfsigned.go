@@ -36,25 +36,46 @@ func Hosts(service, namespace string) []string {
 	return hosts
 }
 
-// EnsureSelfSigned makes sure dir holds a serving certificate: when tls.crt or tls.key is missing it
-// generates a CA and a certificate signed by it for hosts (valid for maxAge from an hour ago, to
-// allow for clock skew), and writes tls.crt
-// (certificate and CA), tls.key and ca.crt (the CA, for the webhook configurations' caBundle). Files
-// are replaced atomically, so a server watching them never reads half a certificate. It reports
-// whether it generated them.
+// EnsureSelfSigned makes sure dir holds a usable serving certificate: when tls.crt or tls.key is
+// missing, or the certificate cannot be read, has expired or expires within the hour, or does not cover
+// one of hosts, it generates a CA and a certificate signed by it for hosts (valid for maxAge from an
+// hour ago, to allow for clock skew), and writes tls.crt (certificate and CA), tls.key and ca.crt
+// (the CA, for the webhook configurations' caBundle). Files are replaced atomically, so a server
+// watching them never reads half a certificate. It reports whether it generated them.
 func EnsureSelfSigned(dir string, hosts []string, maxAge time.Duration) (bool, error) {
-	_, errCert := os.Stat(filepath.Join(dir, CertFile))
-	_, errKey := os.Stat(filepath.Join(dir, KeyFile))
-	if errCert == nil && errKey == nil {
-		return false, nil
-	}
 	if len(hosts) == 0 {
 		return false, errors.New("self-signed certificate: no host names")
+	}
+	_, errKey := os.Stat(filepath.Join(dir, KeyFile))
+	if errKey == nil && usable(filepath.Join(dir, CertFile), hosts, time.Now().Add(time.Hour)) {
+		return false, nil
 	}
 	if err := Generate(dir, hosts, maxAge); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// usable reports whether the first certificate of file is still valid at until and covers hosts.
+func usable(file string, hosts []string, until time.Time) bool {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return false
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil || until.After(c.NotAfter) {
+		return false
+	}
+	for _, h := range hosts {
+		if c.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Generate writes a new CA and serving certificate into dir, replacing what is there.
