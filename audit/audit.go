@@ -32,7 +32,8 @@ type Outcome struct {
 	// Problems are objects that could not be read as the rules need them (each names the object).
 	Problems []manifest.Error
 	// Partial is set when some rules could not be evaluated for want of facts (AWS unavailable, a
-	// permission missing): the outcome holds what could be judged, and says so.
+	// permission missing) or some objects could not be read: the outcome holds what could be judged,
+	// and says so.
 	Partial bool
 }
 
@@ -92,22 +93,28 @@ func List(ctx context.Context, r client.Reader) (*Objects, error) {
 			}
 		}
 	}
+	out.AWSAuth, out.Problems = readAWSAuth(ctx, r, out.Problems)
+	return out, nil
+}
+
+// readAWSAuth reads kube-system/aws-auth into the rules' view: nil when there is none, and a problem
+// added when it cannot be read or converted. Without it the rest still gets audited; the rules that
+// need it say why they could not.
+func readAWSAuth(ctx context.Context, r client.Reader, problems []manifest.Error) (*objects.Object, []manifest.Error) {
+	const file = "cluster/ConfigMap/" + objects.AWSAuthNamespace + "/" + objects.AWSAuthName
 	var cm corev1.ConfigMap
 	err := r.Get(ctx, client.ObjectKey{Namespace: objects.AWSAuthNamespace, Name: objects.AWSAuthName}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
+		return nil, problems
 	case err != nil:
-		// Without aws-auth the rest still gets audited; the rules that need it say why they could not.
-		out.Problems = append(out.Problems, manifest.Error{File: "cluster/ConfigMap/kube-system/aws-auth", Line: 1, Message: "cannot read kube-system/aws-auth: " + err.Error()})
-	default:
-		o, err := configMapObject(&cm)
-		if err != nil {
-			out.Problems = append(out.Problems, manifest.Error{File: "cluster/ConfigMap/kube-system/aws-auth", Line: 1, Message: err.Error()})
-		} else {
-			out.AWSAuth = o
-		}
+		return nil, append(problems, manifest.Error{File: file, Line: 1, Message: "cannot read kube-system/aws-auth: " + err.Error()})
 	}
-	return out, nil
+	o, err := configMapObject(&cm)
+	if err != nil {
+		return nil, append(problems, manifest.Error{File: file, Line: 1, Message: err.Error()})
+	}
+	return o, problems
 }
 
 // configMapObject converts the aws-auth ConfigMap into the rules' view.
@@ -149,7 +156,7 @@ func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.C
 		}
 	}
 	validators.SortFindings(res.Findings)
-	return &Outcome{Result: res, Objects: all, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0}
+	return &Outcome{Result: res, Objects: all, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
 }
 
 // toUnstructured converts a typed object.

@@ -164,6 +164,53 @@ func TestReports(t *testing.T) {
 	}
 }
 
+// TestProblemsInReports: an object the audit could not read, and an aws-auth it was not allowed to
+// read, are error results on that object with the reason, and the reports say they are partial even
+// when every rule that ran had its facts.
+func TestProblemsInReports(t *testing.T) {
+	c := fakeClient(nodeClass(t, "unreadable", map[string]any{"role": []any{"a", "b"}})).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, key.Name, errors.New("RBAC: access denied"))
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	objs, err := audit.List(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := audit.Run(context.Background(), validators.Default(), config.Default(), facts.None{}, objs)
+	if len(o.NotEvaluated) != 0 || len(o.Problems) != 2 || !o.Partial {
+		t.Fatalf("not evaluated %d, problems %+v, partial %v; want 0, 2, true", len(o.NotEvaluated), o.Problems, o.Partial)
+	}
+	reps := audit.Reports(o, config.ModeEnforce, time.Now())
+	want := map[string]string{
+		"ClusterPolicyReport/karpenter-guard":               "karpenter.k8s.aws/v1 EC2NodeClass unreadable: not audited: EC2NodeClass \"unreadable\": expected a string, found a list",
+		"PolicyReport/kube-system/karpenter-guard-aws-auth": "v1 ConfigMap kube-system/aws-auth: not audited: cannot read kube-system/aws-auth: ",
+	}
+	for _, r := range reps {
+		key := r.Kind + "/" + r.Name
+		if r.Namespace != "" {
+			key = r.Kind + "/" + r.Namespace + "/" + r.Name
+		}
+		if r.Annotations[audit.PartialAnnotation] != "true" || r.Summary.Error != 1 || len(r.Results) != 1 {
+			t.Errorf("%s: annotations %v, summary %+v, %d results", key, r.Annotations, r.Summary, len(r.Results))
+			continue
+		}
+		res := r.Results[0]
+		ref := res.Resources[0]
+		name := ref.Name
+		if ref.Namespace != "" {
+			name = ref.Namespace + "/" + ref.Name
+		}
+		got := ref.APIVersion + " " + ref.Kind + " " + name + ": " + res.Message
+		if res.Result != "error" || res.Policy != audit.ReadPolicy || !strings.HasPrefix(got, want[key]) {
+			t.Errorf("%s: %s result %q; want error %q", key, res.Result, got, want[key])
+		}
+	}
+}
+
 // TestWriteReportsReplaces: writing replaces the reports whole and deletes chunks no longer needed, so a
 // fixed object's results disappear.
 func TestWriteReportsReplaces(t *testing.T) {

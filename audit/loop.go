@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,8 +75,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// NeedLeaderElection implements manager.LeaderElectionRunnable: one replica audits and writes.
-func (l *Loop) NeedLeaderElection() bool { return true }
+// NeedLeaderElection implements manager.LeaderElectionRunnable. The loop is started by Elected,
+// which holds its own lease, or alone (a single replica, --leader-elect=false): it never waits for
+// the manager's election, which karpenter-guard does not use.
+func (l *Loop) NeedLeaderElection() bool { return false }
 
 func (l *Loop) init() {
 	l.once.Do(func() {
@@ -101,6 +104,9 @@ func (l *Loop) Trigger() {
 // trigger, until ctx ends.
 func (l *Loop) Start(ctx context.Context) error {
 	l.init()
+	// A replica that stops auditing (shutdown, a lost lease) stops exporting what it found: only
+	// the replica that audits says what is violated.
+	defer l.Metrics.violations.Reset()
 	for l.Cluster.Synced(ctx) != nil {
 		select {
 		case <-ctx.Done():
@@ -147,7 +153,11 @@ func (l *Loop) audit(ctx context.Context) {
 		l.Log.Error(err, "audit failed")
 	case o.Partial:
 		l.Metrics.runs.WithLabelValues("partial").Inc()
-		l.Log.Info("audit partial: some rules could not be evaluated", "objects", o.Result.Objects, "findings", len(o.Findings), "notEvaluated", len(o.NotEvaluated), "took", time.Since(start))
+		for _, p := range o.Problems {
+			l.Log.Info("audit: object not read", "object", strings.TrimPrefix(p.File, "cluster/"), "problem", p.Message)
+		}
+		l.Log.Info("audit partial: some objects could not be read or some rules evaluated", "objects", o.Result.Objects, "findings", len(o.Findings),
+			"notEvaluated", len(o.NotEvaluated), "unreadable", len(o.Problems), "took", time.Since(start))
 	default:
 		l.Metrics.runs.WithLabelValues("complete").Inc()
 		l.Log.V(1).Info("audit", "objects", o.Result.Objects, "findings", len(o.Findings), "took", time.Since(start))
@@ -159,12 +169,7 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 	for key, msg := range l.Cluster.Problems() {
 		objs.Problems = append(objs.Problems, manifest.Error{File: "cluster/" + key, Line: 1, Message: msg})
 	}
-	var cm corev1.ConfigMap
-	if err := l.Client.Get(ctx, client.ObjectKey{Namespace: objects.AWSAuthNamespace, Name: objects.AWSAuthName}, &cm); err == nil {
-		if o, err := configMapObject(&cm); err == nil {
-			objs.AWSAuth = o
-		}
-	}
+	objs.AWSAuth, objs.Problems = readAWSAuth(ctx, l.Client, objs.Problems)
 	// The audit's own budget: a whole cluster's questions, answered from the cache once warm.
 	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
 	defer cancel()

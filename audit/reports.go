@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -121,6 +122,9 @@ func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	for _, s := range o.Skipped {
 		add(s.Object, Result{Policy: s.Rule, Rule: s.Rule, Result: "skip", Message: s.Reason})
 	}
+	for _, p := range o.Problems {
+		add(problemRef(p.File), Result{Policy: ReadPolicy, Rule: ReadPolicy, Result: "error", Message: "not audited: " + p.Message})
+	}
 	sortResults(cluster)
 	sortResults(awsAuth)
 	var out []*Report
@@ -157,6 +161,32 @@ func newReport(gvk schema.GroupVersionKind, namespace, name string, results []Re
 		}
 	}
 	return r
+}
+
+// ReadPolicy is the policy of a report result for an object the audit could not read (a field of the
+// wrong type, an object no rule could be run on): an error, so that it is not mistaken for passing.
+const ReadPolicy = "karpenter-guard-read"
+
+// problemRef is the object a problem's File ("cluster/Kind/name", "cluster/ConfigMap/namespace/name")
+// names.
+func problemRef(file string) objects.Ref {
+	parts := strings.Split(strings.TrimPrefix(file, "cluster/"), "/")
+	ref := objects.Ref{Kind: parts[0]}
+	switch {
+	case len(parts) == 3:
+		ref.Namespace, ref.Name = parts[1], parts[2]
+	case len(parts) == 2:
+		ref.Name = parts[1]
+	}
+	switch ref.Kind {
+	case objects.KindEC2NodeClass:
+		ref.APIVersion = live.EC2NodeClassGVK.GroupVersion().String()
+	case objects.KindNodePool:
+		ref.APIVersion = live.NodePoolGVK.GroupVersion().String()
+	case "ConfigMap":
+		ref.APIVersion = "v1"
+	}
+	return ref
 }
 
 func objectReference(ref objects.Ref) corev1.ObjectReference {

@@ -23,7 +23,9 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlleader "sigs.k8s.io/controller-runtime/pkg/leaderelection"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -54,6 +56,7 @@ type serveOptions struct {
 	mutatingName    string
 	certDNSNames    []string
 	shutdownTimeout time.Duration
+	shutdownDelay   time.Duration
 	auditInterval   time.Duration
 	leaderElect     bool
 	zap             zap.Options
@@ -75,6 +78,10 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // a second signal ends the process at once
+			}()
 			return runServe(ctx, cmd, g, o)
 		},
 	}
@@ -96,6 +103,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.DurationVar(&o.auditInterval, "audit-interval", 10*time.Minute, "how often the leader audits the cluster's objects and replaces the policy reports (also on every change); 0 disables the audit")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica (a Lease in --namespace) to run the audit")
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reviews may take to finish on shutdown")
+	f.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to go on serving while /readyz fails, so that the Service stops sending reviews before the server closes")
 	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
 	o.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -154,11 +162,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		WebhookServer:           webhookServer,
 		GracefulShutdownTimeout: &gracefulTimeout,
 		Logger:                  log,
-		LeaderElection:          o.leaderElect && kubeErr == nil && o.auditInterval > 0,
-		LeaderElectionID:        "karpenter-guard-audit",
-		LeaderElectionNamespace: o.namespace,
-		// A replica that stops hands the lease over at once rather than after it expires.
-		LeaderElectionReleaseOnCancel: true,
+		// No manager-wide election: losing it would end the process, webhook included. The audit
+		// holds its own lease (addAudit).
 	})
 	if err != nil {
 		return fmt.Errorf("start the webhook: %w", err)
@@ -187,7 +192,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	webhook.Register(mgr.GetWebhookServer(), reviewer, webhook.DefaultLimits())
 
 	if watched != nil && o.auditInterval > 0 {
-		if err := addAudit(ctx, mgr, o, cat, cfg, provider, watched, log); err != nil {
+		if err := addAudit(ctx, mgr, restCfg, o, cat, cfg, provider, watched, log); err != nil {
 			return err
 		}
 	}
@@ -205,11 +210,11 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ready", readiness(mgr, certsReady, cluster)); err != nil {
+	if err := mgr.AddReadyzCheck("ready", readiness(ctx, mgr, certsReady, cluster)); err != nil {
 		return err
 	}
 	log.Info("serving", "port", o.port, "mode", cfg.Mode, "facts", factsSource(o), "onError", cfg.AWS.OnError, "budget", cfg.AWS.Timeout.Duration)
-	if err := mgr.Start(ctx); err != nil {
+	if err := mgr.Start(drained(ctx, o.shutdownDelay, log)); err != nil {
 		return fmt.Errorf("webhook: %w", err)
 	}
 	return nil
@@ -217,7 +222,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 
 // addAudit adds the in-cluster audit: run by the leader, every --audit-interval and on every change of
 // an EC2NodeClass, a NodePool or aws-auth.
-func addAudit(ctx context.Context, mgr ctrl.Manager, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider, watched *live.ClusterObjects, log logr.Logger) error {
+func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider, watched *live.ClusterObjects, log logr.Logger) error {
 	if o.leaderElect && o.namespace == "" {
 		return errors.New("the audit's leader election needs --namespace (or POD_NAMESPACE), or --leader-elect=false for a single replica")
 	}
@@ -229,6 +234,15 @@ func addAudit(ctx context.Context, mgr ctrl.Manager, o *serveOptions, cat *valid
 		Recorder: mgr.GetEventRecorderFor("karpenter-guard"), Interval: o.auditInterval, Debounce: 3 * time.Second,
 		Metrics: m, Log: log.WithName("audit")}
 	watched.OnChange(loop.Trigger)
+	var runnable manager.Runnable = loop
+	if o.leaderElect {
+		lock, err := ctrlleader.NewResourceLock(restCfg, mgr, ctrlleader.Options{LeaderElection: true,
+			LeaderElectionID: "karpenter-guard-audit", LeaderElectionNamespace: o.namespace, RenewDeadline: 10 * time.Second})
+		if err != nil {
+			return fmt.Errorf("the audit's lease: %w", err)
+		}
+		runnable = &audit.Elected{Runnable: loop, Lock: lock, Log: log.WithName("audit")}
+	}
 	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
 	if err != nil {
 		return fmt.Errorf("watch aws-auth: %w", err)
@@ -240,7 +254,7 @@ func addAudit(ctx context.Context, mgr ctrl.Manager, o *serveOptions, cat *valid
 	}); err != nil {
 		return fmt.Errorf("watch aws-auth: %w", err)
 	}
-	return mgr.Add(loop)
+	return mgr.Add(runnable)
 }
 
 // serveFacts builds the facts provider of the webhook: the snapshot of --facts, else live.
@@ -286,10 +300,29 @@ func factsSource(o *serveOptions) string {
 	return "live, cluster " + o.live.clusterName
 }
 
-// readiness is ready once the certificates are in place and served, and the watches have synced.
-func readiness(mgr ctrl.Manager, certsReady <-chan struct{}, cluster webhook.Cluster) healthz.Checker {
+// drained returns a context that ends delay after ctx (the shutdown signal): the API server sends
+// reviews to the Service's endpoints, and removing a terminating pod from them takes a moment; a
+// server closing at once would fail the reviews still routed to it (and, with failurePolicy Fail,
+// the applies behind them). Meanwhile /readyz fails (readiness).
+func drained(ctx context.Context, delay time.Duration, log logr.Logger) context.Context {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		log.Info("shutting down: not ready, serving reviews still routed here", "for", delay)
+		time.Sleep(delay)
+		cancel()
+	}()
+	return out
+}
+
+// readiness is ready once the certificates are in place and served, and the watches have synced, until
+// shutdown begins (ctx ends).
+func readiness(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}, cluster webhook.Cluster) healthz.Checker {
 	started := mgr.GetWebhookServer().StartedChecker()
 	return func(req *http.Request) error {
+		if ctx.Err() != nil {
+			return errors.New("shutting down")
+		}
 		select {
 		case <-certsReady:
 		default:

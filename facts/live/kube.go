@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,9 +31,11 @@ var (
 
 // CacheOptions are the controller-runtime cache options of everything karpenter-guard reads from the
 // cluster: the one kube-system/aws-auth ConfigMap (a field selector on its name, so no other ConfigMap
-// is listed or watched, and RBAC can grant it by name), and every EC2NodeClass and NodePool.
+// is listed or watched, and RBAC can grant it by name), and every EC2NodeClass and NodePool, trimmed
+// of what no rule reads (TrimForRules).
 func CacheOptions() ctrlcache.Options {
 	return ctrlcache.Options{
+		DefaultTransform: TrimForRules,
 		ByObject: map[client.Object]ctrlcache.ByObject{
 			&corev1.ConfigMap{}: {
 				Namespaces: map[string]ctrlcache.Config{objects.AWSAuthNamespace: {}},
@@ -41,12 +45,36 @@ func CacheOptions() ctrlcache.Options {
 	}
 }
 
+// lastApplied is the annotation client-side `kubectl apply` keeps: a second copy of the object.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// TrimForRules is the watch cache's transform: it drops what no rule reads before an object is
+// stored, since the cache holds every EC2NodeClass and NodePool for as long as the webhook runs.
+// Managed fields and kubectl's last-applied annotation are each often as large as the spec, and an
+// EC2NodeClass's status (the AMIs, subnets and security groups Karpenter resolved) larger still.
+func TrimForRules(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return ctrlcache.TransformStripManagedFields()(obj)
+	}
+	u.SetManagedFields(nil)
+	delete(u.Object, "status")
+	if a := u.GetAnnotations(); a[lastApplied] != "" {
+		delete(a, lastApplied)
+		u.SetAnnotations(a)
+	}
+	return u, nil
+}
+
 // ClusterObjects keeps the cluster's EC2NodeClasses and NodePools as the rules read them, converted
-// once per change from a watch (not once per admission review), in copy-on-write snapshots.
+// once per change from a watch (not once per admission review), in copy-on-write snapshots. The
+// sorted snapshots are rebuilt when next read, not on every event: the initial list of a cluster with
+// thousands of objects is thousands of events.
 type ClusterObjects struct {
 	mu          sync.RWMutex
 	nodeClasses []*objects.Object
 	nodePools   []*objects.Object
+	dirty       bool                       // byKey changed since the snapshots were built
 	byKey       map[string]*objects.Object // kind/name → object
 	problems    map[string]string          // kind/name → why it could not be read
 
@@ -87,8 +115,14 @@ func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache, direct client.R
 			return nil, fmt.Errorf("watch %s: %w (are Karpenter's v1 CRDs installed?)", gvk.Kind, err)
 		}
 		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { co.put(gvk.Kind, obj); co.changed() },
-			UpdateFunc: func(_, obj any) { co.put(gvk.Kind, obj); co.changed() },
+			AddFunc: func(obj any) { co.put(gvk.Kind, obj); co.changed() },
+			UpdateFunc: func(old, obj any) {
+				if sameForRules(old, obj) {
+					return
+				}
+				co.put(gvk.Kind, obj)
+				co.changed()
+			},
 			DeleteFunc: func(obj any) { co.remove(gvk.Kind, obj); co.changed() },
 		})
 		if err != nil {
@@ -97,6 +131,22 @@ func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache, direct client.R
 		co.synced = append(co.synced, reg.HasSynced)
 	}
 	return co, nil
+}
+
+// sameForRules reports whether an update changed nothing the rules read: Karpenter writes its
+// objects' status (conditions, resolved AMIs and subnets) far more often than anyone edits them, and
+// the status subresource leaves the generation alone; a resync redelivers an object unchanged.
+func sameForRules(old, obj any) bool {
+	o, ok1 := old.(*unstructured.Unstructured)
+	n, ok2 := obj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if o.GetResourceVersion() == n.GetResourceVersion() {
+		return true
+	}
+	return o.GetGeneration() == n.GetGeneration() && n.GetGeneration() != 0 &&
+		maps.Equal(o.GetLabels(), n.GetLabels()) && maps.Equal(o.GetAnnotations(), n.GetAnnotations())
 }
 
 // put converts and stores one object.
@@ -116,7 +166,7 @@ func (co *ClusterObjects) put(kind string, obj any) {
 		delete(co.problems, key)
 		co.byKey[key] = o
 	}
-	co.rebuild()
+	co.dirty = true
 }
 
 func (co *ClusterObjects) remove(kind string, obj any) {
@@ -131,10 +181,26 @@ func (co *ClusterObjects) remove(kind string, obj any) {
 	defer co.mu.Unlock()
 	delete(co.byKey, kind+"/"+u.GetName())
 	delete(co.problems, kind+"/"+u.GetName())
-	co.rebuild()
+	co.dirty = true
 }
 
-// rebuild makes new snapshots; readers keep the old ones. Callers hold co.mu.
+// snapshots returns the current snapshots, rebuilding them first when the watch changed something.
+func (co *ClusterObjects) snapshots() (nodeClasses, nodePools []*objects.Object) {
+	co.mu.RLock()
+	if !co.dirty {
+		defer co.mu.RUnlock()
+		return co.nodeClasses, co.nodePools
+	}
+	co.mu.RUnlock()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.dirty {
+		co.rebuild()
+	}
+	return co.nodeClasses, co.nodePools
+}
+
+// rebuild makes new snapshots; readers keep the old ones. Callers hold co.mu for writing.
 func (co *ClusterObjects) rebuild() {
 	var ncs, nps []*objects.Object
 	for _, o := range co.byKey {
@@ -147,21 +213,19 @@ func (co *ClusterObjects) rebuild() {
 	byName := func(s []*objects.Object) { sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name }) }
 	byName(ncs)
 	byName(nps)
-	co.nodeClasses, co.nodePools = ncs, nps
+	co.nodeClasses, co.nodePools, co.dirty = ncs, nps, false
 }
 
 // NodeClasses returns the EC2NodeClasses (a snapshot; do not modify).
 func (co *ClusterObjects) NodeClasses() []*objects.Object {
-	co.mu.RLock()
-	defer co.mu.RUnlock()
-	return co.nodeClasses
+	ncs, _ := co.snapshots()
+	return ncs
 }
 
 // NodePools returns the NodePools (a snapshot; do not modify).
 func (co *ClusterObjects) NodePools() []*objects.Object {
-	co.mu.RLock()
-	defer co.mu.RUnlock()
-	return co.nodePools
+	_, nps := co.snapshots()
+	return nps
 }
 
 // FetchNodeClass returns the EC2NodeClass of that name from the API server itself (nil when there is
@@ -214,7 +278,8 @@ func ToObject(u *unstructured.Unstructured) (*objects.Object, error) {
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {
-			return nil, errors.New(de.Message)
+			// JSON has no lines to point at: every node is on line 1.
+			return nil, errors.New(strings.ReplaceAll(de.Message, "line 1: ", ""))
 		}
 		return nil, err
 	}
