@@ -67,7 +67,24 @@ func run(m *testing.M) (int, error) {
 	err = c.start(ctx)
 	if err == nil {
 		fmt.Fprintf(os.Stderr, "e2e: cluster up in %v (run dir %s)\n", time.Since(start).Round(time.Millisecond), dir)
+		finished := make(chan struct{})
+		go func() {
+			<-ctx.Done()
+			select {
+			case <-finished: // the deferred stop of the signal context
+				return
+			default:
+			}
+			// Interrupted (Ctrl-C, a CI cancel) while tests run: stop the processes rather than leave
+			// etcd and kube-apiserver running, and say where their logs are.
+			fmt.Fprintln(os.Stderr, "e2e: interrupted: stopping the cluster")
+			c.stop()
+			c.printLogs()
+			fmt.Fprintf(os.Stderr, "e2e: logs kept in %s\n", dir)
+			os.Exit(130)
+		}()
 		code := m.Run()
+		close(finished)
 		c.stop()
 		if code != 0 {
 			c.printLogs()
@@ -101,6 +118,7 @@ type cluster struct {
 	guard *process
 	// guardPort and guardCerts are the webhook's port and certificate directory.
 	guardPort  int
+	guardProbe int // the running webhook's /healthz and /readyz port
 	guardCerts string
 }
 
@@ -382,6 +400,8 @@ type guardOptions struct {
 	noSelfSigned bool
 	// auditInterval is --audit-interval (default 1h: the audit then runs on changes only).
 	auditInterval string
+	// env is added to the process's environment (GOMEMLIMIT, as the Deployment sets it).
+	env []string
 }
 
 // startGuard (re)starts `karpenter-guard serve` against the AWS fake and waits until it is ready.
@@ -415,7 +435,8 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	args := []string{"serve", "--config", cfg, "--kubeconfig", kube, "--cert-dir", c.guardCerts,
 		fmt.Sprintf("--port=%d", c.guardPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics), "--cluster-name", o.clusterName, "--region", o.region,
-		"--aws-endpoint-url", c.fakeURL, "--zap-log-level=debug", "--namespace", "karpenter-guard"}
+		"--aws-endpoint-url", c.fakeURL, "--zap-log-level=debug", "--namespace", "karpenter-guard",
+		"--shutdown-delay=0"} // restarts are many; TestGracefulShutdown sets it
 	if o.auditInterval == "" {
 		o.auditInterval = "1h"
 	}
@@ -424,12 +445,12 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 		args = append(args, "--self-signed")
 	}
 	args = append(args, o.extraArgs...)
-	p, err := c.spawn("karpenter-guard", []string{"AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, c.guardBin, args...)
+	p, err := c.spawn("karpenter-guard", append([]string{"AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, o.env...), c.guardBin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.guard = p
+	c.guard, c.guardProbe = p, probe
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := waitHTTP(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", probe), 60*time.Second); err != nil {

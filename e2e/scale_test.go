@@ -5,12 +5,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +74,60 @@ func BenchmarkAudit10k(b *testing.B) {
 		p.Close()
 	}
 	b.StopTimer()
+
+	// The webhook process with the 10,000 objects watched and audited once: its peak memory is what
+	// the Deployment's memory limit must hold (GOMEMLIMIT as the Deployment sets it).
+	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, env: []string{"GOMEMLIMIT=" + deploymentEnv(b, "GOMEMLIMIT")}})
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(readFileTB(b, env.guard.log), `"objects":10000`) {
+		if time.Now().After(deadline) {
+			b.Fatalf("the webhook's audit of 10,000 objects never finished:\n%s", tail(env.guard.log, 20))
+		}
+		time.Sleep(time.Second)
+	}
+	b.Logf("serve with 10,000 objects watched, after its audit: %s", memoryOf(b, env.guard.cmd.Process.Pid))
+	env.stopGuard()
 	env.kubectlT(b, "delete", "ec2nodeclasses,nodepools", "--all", "--wait=false")
+}
+
+// deploymentEnv returns the value of an environment variable of manifests/base's container.
+func deploymentEnv(tb testing.TB, name string) string {
+	tb.Helper()
+	var d appsv1.Deployment
+	if err := sigsyaml.Unmarshal([]byte(readFileTB(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	tb.Fatalf("manifests/base/deployment.yaml sets no %s", name)
+	return ""
+}
+
+// memoryOf returns a process's peak and current resident memory, from /proc.
+func memoryOf(tb testing.TB, pid int) string {
+	tb.Helper()
+	var peak, now string
+	for _, line := range strings.Split(readFileTB(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			peak = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			now = strings.TrimSpace(v)
+		}
+	}
+	return "peak RSS " + peak + ", RSS " + now
+}
+
+func readFileTB(tb testing.TB, path string) string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
 }
 
 func adminClient(tb testing.TB) client.Client {

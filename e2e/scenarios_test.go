@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -445,6 +446,54 @@ func TestWebhookDown(t *testing.T) {
 	}
 	if r := apply(t, filepath.Join(dir, "aws-auth.yaml")); r.code != 0 {
 		t.Errorf("an aws-auth edit was blocked by a dead webhook: %+v", r)
+	}
+}
+
+// TestGracefulShutdown: on SIGTERM the webhook first fails /readyz (so the Service stops routing to
+// it) and goes on answering the reviews still sent its way for --shutdown-delay, then exits.
+func TestGracefulShutdown(t *testing.T) {
+	dir := filepath.Join("..", "examples", "production")
+	name := world(t, filepath.Join(dir, "cluster-facts.yaml"), "", filepath.Join(dir, "aws-auth.yaml"))
+	env.startGuard(t, guardOptions{clusterName: name, region: "us-east-1", extraArgs: []string{"--shutdown-delay=4s"}})
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", env.guardProbe)
+	status := func() int {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := status(); s != http.StatusOK {
+		t.Fatalf("/readyz = %d before shutdown", s)
+	}
+	g := env.guard
+	start := time.Now()
+	if err := syscall.Kill(g.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := start.Add(3 * time.Second)
+	for status() == http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still ready after SIGTERM")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := apply(t, filepath.Join("..", "examples", "field-reports", "07-spot-nodepool.yaml"), "--dry-run=server")
+	if g.exited() {
+		t.Fatalf("exited within the shutdown delay (%v after SIGTERM)", time.Since(start))
+	}
+	if strings.Contains(r.stderr, "failed calling webhook") || len(denials(t, r)) == 0 && r.code != 0 {
+		t.Errorf("a review sent during the shutdown delay was not answered: %+v", r)
+	}
+	select {
+	case <-g.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running 30s after SIGTERM:\n%s", tail(g.log, 20))
+	}
+	env.guard = nil
+	if !strings.Contains(readFile(t, g.log), "shutting down: not ready, serving reviews still routed here") {
+		t.Errorf("the log does not say it is draining:\n%s", tail(g.log, 20))
 	}
 }
 
