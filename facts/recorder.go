@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -22,25 +23,26 @@ import (
 type Recorder struct {
 	p Provider
 
-	mu       sync.Mutex
-	cluster  *Cluster
-	known    map[Fact]bool
-	failed   map[Fact][]string
-	entries  map[string]AccessEntry
-	awsAuth  map[string]string
-	roles    map[string]Role
-	profiles map[string]InstanceProfile
-	images   map[string]Image
-	ssm      map[string]string
-	subnets  map[string]Subnet
-	groups   map[string]SecurityGroup
+	mu        sync.Mutex
+	cluster   *Cluster
+	known     map[Fact]bool
+	failed    map[Fact][]string
+	transient map[Fact]bool
+	entries   map[string]AccessEntry
+	awsAuth   map[string]string
+	roles     map[string]Role
+	profiles  map[string]InstanceProfile
+	images    map[string]Image
+	ssm       map[string]string
+	subnets   map[string]Subnet
+	groups    map[string]SecurityGroup
 }
 
 var _ Provider = (*Recorder)(nil)
 
 // NewRecorder records what p answers.
 func NewRecorder(p Provider) *Recorder {
-	return &Recorder{p: p, known: map[Fact]bool{}, failed: map[Fact][]string{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
+	return &Recorder{p: p, known: map[Fact]bool{}, failed: map[Fact][]string{}, transient: map[Fact]bool{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
 		profiles: map[string]InstanceProfile{}, images: map[string]Image{}, ssm: map[string]string{},
 		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}}
 }
@@ -59,6 +61,10 @@ func (r *Recorder) record(f Fact, add func()) {
 func (r *Recorder) fail(f Fact, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var t interface{ Transient() bool }
+	if errors.As(err, &t) && t.Transient() {
+		r.transient[f] = true
+	}
 	reason := err.Error()
 	if !slices.Contains(r.failed[f], reason) {
 		r.failed[f] = append(r.failed[f], reason)
@@ -168,8 +174,25 @@ func (r *Recorder) InstanceProfile(ctx context.Context, name string) (*InstanceP
 	return p, err
 }
 
-// Images implements Provider.
+// Images implements Provider. An ssmParameter term is resolved here, through the recorder, so that
+// the snapshot holds the parameter the snapshot provider will resolve it with (the live provider
+// resolves it on its own, unseen).
 func (r *Recorder) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
+	if t.SSMParameter != "" {
+		id, ok, err := r.SSMParameter(ctx, t.SSMParameter)
+		if err != nil {
+			reason := err.Error()
+			var u *UnknownError
+			if errors.As(err, &u) {
+				reason = u.Reason
+			}
+			return nil, &UnknownError{Fact: Images, Reason: reason, Err: err}
+		}
+		if !ok {
+			return nil, nil
+		}
+		t = ImageTerm{ID: id}
+	}
 	imgs, err := r.p.Images(ctx, t)
 	if err == nil {
 		r.record(Images, func() {
@@ -244,6 +267,9 @@ type Gap struct {
 	// False means the provider could not tell the section at all (a denied permission, no
 	// access to aws-auth).
 	Partial bool
+	// Transient is true when a failure may not happen again (throttling, a timeout, a server
+	// error): asking again later may fill the section.
+	Transient bool
 	// Reasons are the distinct errors, in the order they happened.
 	Reasons []string
 }
@@ -257,7 +283,7 @@ func (r *Recorder) Gaps() []Gap {
 		if f == sectionCluster && r.cluster != nil {
 			continue // one answer is the whole section
 		}
-		gaps = append(gaps, Gap{Section: f, Partial: r.known[f], Reasons: slices.Clone(reasons)})
+		gaps = append(gaps, Gap{Section: f, Partial: r.known[f], Transient: r.transient[f], Reasons: slices.Clone(reasons)})
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].Section < gaps[j].Section })
 	return gaps

@@ -136,25 +136,30 @@ func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Co
 }
 
 // reportGaps writes the sections left out of an export to w and reports whether the export must
-// fail: a section whose lookups failed only in part (throttling, a timeout, one denied call) would
-// otherwise pass for complete, and a rule reads a role or image missing from it as one that does not
-// exist. Sections AWS or the cluster would not tell at all are notes: the snapshot says they are
-// unknown, as a live run would.
+// fail. It fails on a section whose lookups failed only in part (it would otherwise pass for
+// complete, and a rule reads a role or image missing from it as one that does not exist) and on one
+// AWS did not answer for a passing reason (throttling, a timeout), which asking again may fill.
+// Sections AWS or the cluster would not tell at all (a permission not granted) are notes: the
+// snapshot says they are unknown, as a live run would.
 func reportGaps(w io.Writer, gaps []facts.Gap, allowPartial bool) bool {
 	fail := false
 	for _, g := range gaps {
+		reasons := strings.Join(g.Reasons, "; ")
 		switch {
-		case !g.Partial:
-			fmt.Fprintf(w, "note: %s left unknown: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+		case !g.Partial && !g.Transient:
+			fmt.Fprintf(w, "note: %s left unknown: %s\n", g.Section, reasons)
 		case allowPartial:
-			fmt.Fprintf(w, "warning: %s left out (unknown), some lookups failed: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+			fmt.Fprintf(w, "warning: %s left out (unknown), some lookups failed: %s\n", g.Section, reasons)
+		case g.Partial:
+			fail = true
+			fmt.Fprintf(w, "error: %s: some lookups failed, so the section would be incomplete: %s\n", g.Section, reasons)
 		default:
 			fail = true
-			fmt.Fprintf(w, "error: %s: some lookups failed, so the section would be incomplete: %s\n", g.Section, strings.Join(g.Reasons, "; "))
+			fmt.Fprintf(w, "error: %s: no answer for now: %s\n", g.Section, reasons)
 		}
 	}
 	if fail {
-		fmt.Fprintln(w, "error: no snapshot written; run facts export again (or pass --partial to write it with those sections unknown)")
+		fmt.Fprintln(w, "error: no snapshot written; fix the causes above or export again once AWS answers, or pass --partial to write it with those sections unknown")
 	}
 	return fail
 }

@@ -185,6 +185,47 @@ func TestLiveRunFailures(t *testing.T) {
 	})
 }
 
+// TestFactsExportResolvesSSMTerms: an amiSelectorTerm by ssmParameter is resolved through the
+// recorder, so the export holds the parameter and gives the live verdict (no "selects no image").
+func TestFactsExportResolvesSSMTerms(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	dir := t.TempDir()
+	const param = "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20251112/image_id"
+	orig, err := os.ReadFile("examples/production/ec2nodeclass.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := strings.Replace(string(orig), "    - alias: al2023@v20251112\n", "    - ssmParameter: "+param+"\n", 1)
+	if !strings.Contains(nc, "ssmParameter") {
+		t.Fatal("the example's amiSelectorTerms changed")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ec2nodeclass.yaml"), []byte(nc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, flags := fakeFor(t, "examples/production/cluster-facts.yaml")
+	code, exported, stderr := cli(t, "", append([]string{"facts", "export", "-f", dir}, flags[1:]...)...)
+	if code != 0 {
+		t.Fatalf("facts export: exit %d: %s", code, stderr)
+	}
+	cf, err := facts.DecodeSnapshotFile([]byte(exported))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.SSMParameters == nil || (*cf.SSMParameters)[param] != "ami-0aa11bb22cc33dd44" {
+		t.Errorf("the export lacks the parameter:\n%s", exported)
+	}
+	file := filepath.Join(t.TempDir(), "exported.yaml")
+	if err := os.WriteFile(file, []byte(exported), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, live, _ := cli(t, "", append([]string{"check", "-f", dir, "-o", "json"}, flags...)...)
+	_, again, _ := cli(t, "", "check", "-f", dir, "--facts", file, "-o", "json")
+	if l, a := verdicts(decodeReport(t, live)), verdicts(decodeReport(t, again)); l != a {
+		t.Errorf("verdicts with the export differ from live:\n--- live\n%s--- export\n%s", l, a)
+	}
+}
+
 // TestFactsExportFailedLookups: a lookup that fails in a section AWS otherwise answers (the permission
 // probe passed, then GetRole of the node role was denied) fails the export instead of writing a
 // roles section without the role, which `check --facts` would read as "the role does not exist".
@@ -229,6 +270,16 @@ func TestFactsExportFailedLookups(t *testing.T) {
 		code, report, _ := cli(t, "", "check", "-f", dir, "--facts", file)
 		if code != 0 || !strings.Contains(report, "Not evaluated because not in the facts snapshot:\n  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-not-authorized, node-role-not-found") || !strings.Contains(report, "node-role-not-found") {
 			t.Errorf("check with the partial snapshot: exit %d; want 0 and the role rules not evaluated:\n%s", code, report)
+		}
+	})
+	t.Run("section throttled", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("ssm:GetParameter", fakeaws.Fault{Throttle: true})
+		code, out, stderr := export(t, srv, flags)
+		if code != 2 || out != "" || !strings.Contains(stderr, "error: ssmParameters: no answer for now: AWS throttled ssm:GetParameter") ||
+			!strings.Contains(stderr, "export again once AWS answers") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the throttling named", code, out, stderr)
 		}
 	})
 	t.Run("section unknown", func(t *testing.T) {

@@ -92,6 +92,12 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Reason() + ": " + e.Err.Error() }
 
+// Transient reports whether asking again later may succeed: throttling, a timeout, a server error;
+// not a denial, missing credentials or "not found".
+func (e *CallError) Transient() bool {
+	return e.Outcome == OutcomeThrottled || e.Outcome == OutcomeTimeout || e.Outcome == OutcomeError
+}
+
 // Unwrap returns the SDK's error.
 func (e *CallError) Unwrap() error { return e.Err }
 
