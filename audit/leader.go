@@ -47,13 +47,17 @@ func (e *Elected) Start(ctx context.Context) error {
 	// the last (client-go starts OnStartedLeading on a goroutine of its own and does not wait for it).
 	terms := make(chan context.Context)
 	worker := make(chan struct{})
+	wctx, stopWorker := context.WithCancel(ctx)
 	go func() {
 		defer close(worker)
 		for {
 			select {
-			case <-ctx.Done():
+			case <-wctx.Done():
 				return
 			case term := <-terms:
+				if term.Err() != nil {
+					continue // lost while it waited for the last term to end
+				}
 				e.Log.Info("holding the lease: starting", "lease", e.Lock.Describe())
 				if err := e.Runnable.Start(term); err != nil {
 					e.Log.Error(err, "stopped with an error")
@@ -61,7 +65,10 @@ func (e *Elected) Start(ctx context.Context) error {
 			}
 		}
 	}()
-	defer func() { <-worker }()
+	defer func() {
+		stopWorker()
+		<-worker
+	}()
 	for ctx.Err() == nil {
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: e.Lock, LeaseDuration: lease, RenewDeadline: renew, RetryPeriod: retry, ReleaseOnCancel: true,
@@ -70,7 +77,8 @@ func (e *Elected) Start(ctx context.Context) error {
 				OnStartedLeading: func(term context.Context) {
 					select {
 					case terms <- term:
-					case <-ctx.Done():
+					case <-term.Done():
+					case <-wctx.Done():
 					}
 				},
 				OnStoppedLeading: func() {},

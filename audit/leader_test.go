@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,5 +102,25 @@ func TestElectedSurvivesLosingTheLease(t *testing.T) {
 	wg.Wait()
 	if replicas["a"].running.Load() || replicas["b"].running.Load() {
 		t.Errorf("an audit runs after Start returned")
+	}
+}
+
+// TestElectedInvalidTimings: timings client-go refuses are Start's error, at once.
+func TestElectedInvalidTimings(t *testing.T) {
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "karpenter-guard", "karpenter-guard-audit",
+		fake.NewClientset().CoreV1(), fake.NewClientset().CoordinationV1(), resourcelock.ResourceLockConfig{Identity: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &audit.Elected{Lock: lock, Runnable: &term{}, LeaseDuration: 5 * time.Second, Log: logr.Discard()} // renew deadline 10s > lease
+	done := make(chan error, 1)
+	go func() { done <- e.Start(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "leader election") {
+			t.Errorf("Start = %v; want the timings refused", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return the error")
 	}
 }

@@ -36,8 +36,11 @@ type Loop struct {
 	Facts   facts.Provider
 	// Cluster holds the watched EC2NodeClasses and NodePools.
 	Cluster *live.ClusterObjects
-	// Client reads aws-auth (from the cache) and writes the reports.
-	Client   client.Client
+	// Client writes the reports.
+	Client client.Client
+	// AWSAuth reads kube-system/aws-auth (the manager's cache, or the API server when a watch is
+	// not allowed); nil means Client.
+	AWSAuth  client.Reader
 	Recorder record.EventRecorder
 	Interval time.Duration
 	Debounce time.Duration
@@ -169,7 +172,11 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 	for key, msg := range l.Cluster.Problems() {
 		objs.Problems = append(objs.Problems, manifest.Error{File: "cluster/" + key, Line: 1, Message: msg})
 	}
-	objs.AWSAuth, objs.Problems = readAWSAuth(ctx, l.Client, objs.Problems)
+	var r client.Reader = l.Client
+	if l.AWSAuth != nil {
+		r = l.AWSAuth
+	}
+	objs.AWSAuth, objs.Problems = readAWSAuth(ctx, r, objs.Problems)
 	// The audit's own budget: a whole cluster's questions, answered from the cache once warm.
 	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
 	defer cancel()

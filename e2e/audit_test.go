@@ -317,3 +317,28 @@ func TestFactsExportFromCluster(t *testing.T) {
 }
 
 func writeFile(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
+
+// TestAWSAuthNotReadable: without RBAC on aws-auth, serve still starts, audits and answers reviews:
+// the aws-auth report says the ConfigMap could not be read and names the grant, instead of the
+// audit waiting forever for a watch that cannot sync.
+func TestAWSAuthNotReadable(t *testing.T) {
+	dir := filepath.Join("..", "examples", "production")
+	world(t, filepath.Join(dir, "cluster-facts.yaml"), "", filepath.Join(dir, "aws-auth.yaml"), filepath.Join(dir, "ec2nodeclass.yaml"))
+	env.kubectlT(t, "delete", "rolebinding", "karpenter-guard-aws-auth", "-n", "kube-system")
+	defer env.kubectlT(t, "apply", "-f", "../manifests/base/rbac.yaml")
+	env.startGuard(t, guardOptions{clusterName: "prod-eks", region: "us-east-1"})
+	eventually(t, "the aws-auth report saying it could not be read", func() bool {
+		r := env.kubectl(t, "", "get", "policyreport", "karpenter-guard-aws-auth", "-n", "kube-system", "-o", "json")
+		var rep policyReport
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &rep) == nil && rep.has("karpenter-guard-read", "aws-auth", "error") &&
+			strings.Contains(rep.Results[0].Message, "cannot read kube-system/aws-auth") && strings.Contains(rep.Results[0].Message, "forbidden")
+	})
+	doc := strings.Replace(readFile(t, filepath.Join(dir, "ec2nodeclass.yaml")), "name: production", "name: production-2", 1)
+	r := env.kubectl(t, doc, "apply", "--dry-run=server", "-f", "-")
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not allowed to read ConfigMap kube-system/aws-auth (RBAC: get, list and watch on configmaps, resourceNames aws-auth)") {
+		t.Errorf("review without aws-auth: %+v", r)
+	}
+	if !strings.Contains(tail(env.guard.log, 200), "not allowed to read kube-system/aws-auth") {
+		t.Errorf("the log does not say aws-auth cannot be read")
+	}
+}

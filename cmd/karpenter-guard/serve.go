@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -36,6 +37,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
@@ -103,7 +105,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.DurationVar(&o.auditInterval, "audit-interval", 10*time.Minute, "how often the leader audits the cluster's objects and replaces the policy reports (also on every change); 0 disables the audit")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica (a Lease in --namespace) to run the audit")
 	f.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reviews may take to finish on shutdown")
-	f.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to go on serving while /readyz fails, so that the Service stops sending reviews before the server closes")
+	f.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to go on answering reviews (with /readyz failing) before the server closes, while the terminating pod is dropped from the Service's endpoints")
 	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
 	o.zap.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
@@ -172,11 +174,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	var cluster webhook.Cluster
 	var watched *live.ClusterObjects
 	var kube client.Reader
+	var watchAWSAuth bool
 	if kubeErr == nil {
 		if watched, err = live.WatchClusterObjects(ctx, mgr.GetCache(), mgr.GetAPIReader()); err != nil {
 			return err
 		}
-		cluster, kube = watched, mgr.GetClient()
+		cluster = watched
+		kube, watchAWSAuth = awsAuthReader(ctx, mgr, log)
 	}
 	provider, closeFacts, err := serveFacts(ctx, o, cfg, kube, restCfg.Host, cmd)
 	if err != nil {
@@ -192,7 +196,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	webhook.Register(mgr.GetWebhookServer(), reviewer, webhook.DefaultLimits())
 
 	if watched != nil && o.auditInterval > 0 {
-		if err := addAudit(ctx, mgr, restCfg, o, cat, cfg, provider, watched, log); err != nil {
+		if err := addAudit(ctx, mgr, restCfg, o, cat, cfg, provider, watched, kube, watchAWSAuth, log); err != nil {
 			return err
 		}
 	}
@@ -214,7 +218,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		return err
 	}
 	log.Info("serving", "port", o.port, "mode", cfg.Mode, "facts", factsSource(o), "onError", cfg.AWS.OnError, "budget", cfg.AWS.Timeout.Duration)
-	if err := mgr.Start(drained(ctx, o.shutdownDelay, log)); err != nil {
+	mgrCtx, stopMgr := drained(ctx, o.shutdownDelay, log)
+	defer stopMgr()
+	if err := mgr.Start(mgrCtx); err != nil {
 		return fmt.Errorf("webhook: %w", err)
 	}
 	return nil
@@ -222,7 +228,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 
 // addAudit adds the in-cluster audit: run by the leader, every --audit-interval and on every change of
 // an EC2NodeClass, a NodePool or aws-auth.
-func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider, watched *live.ClusterObjects, log logr.Logger) error {
+func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider,
+	watched *live.ClusterObjects, awsAuth client.Reader, watchAWSAuth bool, log logr.Logger) error {
 	if o.leaderElect && o.namespace == "" {
 		return errors.New("the audit's leader election needs --namespace (or POD_NAMESPACE), or --leader-elect=false for a single replica")
 	}
@@ -230,7 +237,7 @@ func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *se
 	if err != nil {
 		return err
 	}
-	loop := &audit.Loop{Catalog: cat, Config: cfg, Facts: p, Cluster: watched, Client: mgr.GetClient(),
+	loop := &audit.Loop{Catalog: cat, Config: cfg, Facts: p, Cluster: watched, Client: mgr.GetClient(), AWSAuth: awsAuth,
 		Recorder: mgr.GetEventRecorderFor("karpenter-guard"), Interval: o.auditInterval, Debounce: 3 * time.Second,
 		Metrics: m, Log: log.WithName("audit")}
 	watched.OnChange(loop.Trigger)
@@ -243,18 +250,34 @@ func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *se
 		}
 		runnable = &audit.Elected{Runnable: loop, Lock: lock, Log: log.WithName("audit")}
 	}
-	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
-	if err != nil {
-		return fmt.Errorf("watch aws-auth: %w", err)
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { loop.Trigger() },
-		UpdateFunc: func(any, any) { loop.Trigger() },
-		DeleteFunc: func(any) { loop.Trigger() },
-	}); err != nil {
-		return fmt.Errorf("watch aws-auth: %w", err)
+	if watchAWSAuth {
+		inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
+		if err != nil {
+			return fmt.Errorf("watch aws-auth: %w", err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { loop.Trigger() },
+			UpdateFunc: func(any, any) { loop.Trigger() },
+			DeleteFunc: func(any) { loop.Trigger() },
+		}); err != nil {
+			return fmt.Errorf("watch aws-auth: %w", err)
+		}
 	}
 	return mgr.Add(runnable)
+}
+
+// awsAuthReader returns the reader of kube-system/aws-auth for the reviews and the audit, and whether
+// it can be watched. Normally that is the manager's cache (a watch of that one ConfigMap). When RBAC
+// does not allow reading it, a watch would never sync: the manager would wait for it before starting
+// the audit, and every review would wait for it until its deadline. Then aws-auth is read directly,
+// each read answering "not allowed" with the grant to add, and nothing watches it.
+func awsAuthReader(ctx context.Context, mgr ctrl.Manager, log logr.Logger) (client.Reader, bool) {
+	err := mgr.GetAPIReader().Get(ctx, client.ObjectKey{Namespace: objects.AWSAuthNamespace, Name: objects.AWSAuthName}, &corev1.ConfigMap{})
+	if apierrors.IsForbidden(err) {
+		log.Error(err, "not allowed to read kube-system/aws-auth: the rules that need it are not evaluated, and the audit does not follow its edits; grant get, list and watch on it (manifests/base/rbac.yaml, Role karpenter-guard-aws-auth)")
+		return mgr.GetAPIReader(), false
+	}
+	return mgr.GetClient(), true
 }
 
 // serveFacts builds the facts provider of the webhook: the snapshot of --facts, else live.
@@ -300,19 +323,26 @@ func factsSource(o *serveOptions) string {
 	return "live, cluster " + o.live.clusterName
 }
 
-// drained returns a context that ends delay after ctx (the shutdown signal): the API server sends
-// reviews to the Service's endpoints, and removing a terminating pod from them takes a moment; a
-// server closing at once would fail the reviews still routed to it (and, with failurePolicy Fail,
-// the applies behind them). Meanwhile /readyz fails (readiness).
-func drained(ctx context.Context, delay time.Duration, log logr.Logger) context.Context {
+// drained returns a context that ends delay after ctx (the shutdown signal), or when stop is called:
+// the API server sends reviews to the Service's endpoints, and dropping a terminating pod from them
+// takes a moment to reach it; a server closing at once would fail the reviews still routed to it
+// (and, with failurePolicy Fail, the applies behind them). Meanwhile /readyz fails (readiness).
+func drained(ctx context.Context, delay time.Duration, log logr.Logger) (_ context.Context, stop func()) {
 	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-out.Done(): // stopped for another reason (the manager failed to start)
+			return
+		case <-ctx.Done():
+		}
 		log.Info("shutting down: not ready, serving reviews still routed here", "for", delay)
-		time.Sleep(delay)
+		select {
+		case <-out.Done():
+		case <-time.After(delay):
+		}
 		cancel()
 	}()
-	return out
+	return out, cancel
 }
 
 // readiness is ready once the certificates are in place and served, and the watches have synced, until
