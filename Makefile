@@ -33,10 +33,10 @@ bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server
 	$(GO) test -count=1 -tags e2e -run '^$$' -bench Audit10k -benchtime 2x -timeout 30m ./e2e/
 
 bench: ## benchmarks whose figures go into BENCHMARKS.md
-	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live
+	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live ./webhook
 
 loadgen: ## the webhook under load (p50, p99, throughput against a bare handler) for BENCHMARKS.md
-	$(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64
+	GOGC=400 $(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64 # GOGC as manifests/base sets it
 
 KYVERNO_VERSION := v1.19.1
 report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's module into manifests/crds

@@ -76,8 +76,8 @@ func BenchmarkAudit10k(b *testing.B) {
 	b.StopTimer()
 
 	// The webhook process with the 10,000 objects watched and audited once: its peak memory is what
-	// the Deployment's memory limit must hold (GOMEMLIMIT as the Deployment sets it).
-	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, env: []string{"GOMEMLIMIT=" + deploymentEnv(b, "GOMEMLIMIT")}})
+	// the Deployment's memory limit must hold (GOMEMLIMIT and GOGC as the Deployment sets them).
+	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, env: []string{"GOMEMLIMIT=" + deploymentEnv(b, "GOMEMLIMIT"), "GOGC=" + deploymentEnv(b, "GOGC")}})
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(readFileTB(b, env.guard.log), `"objects":10000`) {
 		if time.Now().After(deadline) {
