@@ -77,6 +77,7 @@ func List(ctx context.Context, r client.Reader) (*Objects, error) {
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
+				_, _ = live.TrimForRules(u) // as the watch stores them: less to convert
 				o, err := live.ToObject(u)
 				if err != nil {
 					out.Problems = append(out.Problems, manifest.Error{File: "cluster/" + gvk.Kind + "/" + u.GetName(), Line: 1, Message: err.Error()})
@@ -129,33 +130,22 @@ func configMapObject(cm *corev1.ConfigMap) (*objects.Object, error) {
 }
 
 // Run evaluates objs with the catalog (scope audit: the rules that judge stored objects), with p for
-// facts. The cluster's EC2NodeClasses are the other objects the rules see.
+// facts. The cluster's EC2NodeClasses are the other objects the rules see, and the aws-auth read with
+// them is the one the rules are answered with.
 func Run(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, objs *Objects) *Outcome {
 	return RunWithProgress(ctx, cat, cfg, p, objs, nil)
 }
 
-// chunk is how many objects are evaluated between two progress reports.
-const chunk = 250
-
-// RunWithProgress is Run, calling progress(done, total) as it goes (nil: no report).
+// RunWithProgress is Run, calling progress(done, total) after each object (nil: no report).
 func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, objs *Objects, progress func(done, total int)) *Outcome {
 	all := objs.All()
-	complete := func(context.Context) error { return nil } // the objects were listed whole
-	var res validators.Result
-	for i := 0; i < len(all); i += chunk {
-		part := all[i:min(i+chunk, len(all))]
-		r := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
-			Input: all, Scope: validators.ScopeAudit}, part)
-		res.Findings = append(res.Findings, r.Findings...)
-		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
-		res.Skipped = append(res.Skipped, r.Skipped...)
-		res.Notes = append(res.Notes, r.Notes...)
-		res.Objects += r.Objects
-		if progress != nil {
-			progress(i+len(part), len(all))
-		}
+	if objs.AWSAuth != nil {
+		data, _, _ := validators.InputAWSAuth([]*objects.Object{objs.AWSAuth})
+		p = facts.WithClusterAWSAuth(p, data)
 	}
-	validators.SortFindings(res.Findings)
+	complete := func(context.Context) error { return nil } // the objects were listed whole
+	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
+		Input: all, Scope: validators.ScopeAudit, Progress: progress}, all)
 	return &Outcome{Result: res, Objects: all, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -268,6 +269,60 @@ func TestWriteReportsErrors(t *testing.T) {
 		err := audit.WriteReports(context.Background(), c, audit.Reports(outcome(t, 1, config.ModeEnforce), config.ModeEnforce, time.Now()))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("WriteReports = %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// noting is a provider that notes every aws-auth question and every role lookup, as the live provider
+// notes answers served stale.
+type noting struct {
+	facts.Provider
+	awsAuth atomic.Int32
+}
+
+func (n *noting) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
+	n.awsAuth.Add(1)
+	return n.Provider.AWSAuth(ctx)
+}
+
+func (n *noting) Role(ctx context.Context, name string) (*facts.Role, error) {
+	facts.Note(ctx, "used a cached answer for iam:GetRole")
+	return n.Provider.Role(ctx, name)
+}
+
+// TestRunEvaluatesOnce: an audit of many objects is one evaluation: a note is said once (not once per
+// batch of objects), progress reaches the total, and aws-auth is answered from the copy the audit
+// read with the objects, not asked of the provider again.
+func TestRunEvaluatesOnce(t *testing.T) {
+	var objs []client.Object
+	for i := 0; i < 600; i++ {
+		objs = append(objs, nodeClass(t, fmt.Sprintf("class-%04d", i), nil))
+	}
+	objs = append(objs, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", Namespace: "kube-system"},
+		Data: map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"}})
+	listed, err := audit.List(context.Background(), fakeClient(objs...).Build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := facts.NewSnapshot(&facts.ClusterFacts{Cluster: &facts.Cluster{Name: "prod-eks", Region: "us-east-1", Partition: "aws",
+		AccountID: "111122223333", Version: "1.33", AuthenticationMode: facts.ModeConfigMap},
+		Roles: &[]facts.Role{{Name: "KarpenterNodeRole", ARN: "arn:aws:iam::111122223333:role/KarpenterNodeRole"}}})
+	p := &noting{Provider: snap}
+	var last, total int
+	o := audit.RunWithProgress(context.Background(), validators.Default(), config.Default(), p, listed, func(done, n int) { last, total = done, n })
+	if len(o.Notes) != 1 {
+		t.Errorf("notes %q; want the one note once", o.Notes)
+	}
+	if last != 601 || total != 601 {
+		t.Errorf("progress ended at %d of %d; want 601 of 601", last, total)
+	}
+	if n := p.awsAuth.Load(); n != 0 {
+		t.Errorf("the provider was asked for aws-auth %d times; the audit had read it", n)
+	}
+	for _, f := range o.Findings {
+		if f.Rule == "node-role-not-authorized" {
+			t.Errorf("the role mapped in the audited aws-auth is reported: %+v", f)
+			break
 		}
 	}
 }

@@ -69,8 +69,8 @@ func TestElectedSurvivesLosingTheLease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &audit.Elected{Lock: lock, Runnable: replicas[id], LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond,
-			RetryPeriod: 100 * time.Millisecond, Log: logr.Discard()}
+		e := &audit.Elected{Lock: lock, Runnable: replicas[id], LeaseDuration: 4 * time.Second, RenewDeadline: 2 * time.Second,
+			RetryPeriod: 200 * time.Millisecond, Log: logr.Discard()}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -126,7 +126,7 @@ func (l *Loop) Start(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 		case <-l.trigger:
-			// Let a burst of changes settle (kubectl apply of a directory) and aws-auth's cache expire.
+			// Let a burst of changes settle (kubectl apply of a directory).
 			select {
 			case <-ctx.Done():
 				return nil

@@ -41,6 +41,16 @@ type UnknownError struct {
 
 func (e *UnknownError) Error() string { return fmt.Sprintf("%s: %s", e.Reason, e.Fact) }
 
+// Reason renders why a fact is unknown ("no facts", "not in the facts snapshot", "AWS throttled
+// iam:GetRole"): an UnknownError's reason, else the error.
+func Reason(err error) string {
+	var u *UnknownError
+	if errors.As(err, &u) {
+		return u.Reason
+	}
+	return err.Error()
+}
+
 // Unwrap returns the error behind the reason.
 func (e *UnknownError) Unwrap() error { return e.Err }
 

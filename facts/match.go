@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"context"
 	"strings"
 	"unicode/utf8"
 )
@@ -203,4 +204,19 @@ func AliasParameters(family, version, k8s string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// ResolveImageTerm turns an ssmParameter term into a term for the image id the parameter holds,
+// asking p; other terms come back as they are. ok is false when the parameter does not exist: the
+// term selects nothing. Every provider resolves terms this way, so that an unknown parameter is the
+// same unknown fact (ssmParameters) whichever answers.
+func ResolveImageTerm(ctx context.Context, p Provider, t ImageTerm) (_ ImageTerm, ok bool, _ error) {
+	if t.SSMParameter == "" {
+		return t, true, nil
+	}
+	id, ok, err := p.SSMParameter(ctx, t.SSMParameter)
+	if err != nil || !ok {
+		return ImageTerm{}, false, err
+	}
+	return ImageTerm{ID: id}, true, nil
 }

@@ -3,11 +3,11 @@ package facts
 import "context"
 
 // WithInputAWSAuth returns p with an aws-auth ConfigMap of the CLI's input standing in for aws-auth when
-// p does not know it, as Snapshot.WithAWSAuth does for a snapshot: the cluster's own aws-auth, when
-// known, wins. data nil means the input's ConfigMap has no data; malformed makes aws-auth unknown (EKS
-// ignores a malformed ConfigMap whole, and aws-auth-malformed reports it).
+// p does not know it: the cluster's own aws-auth, when known, wins. data nil means the input's
+// ConfigMap has no data; malformed makes aws-auth unknown (EKS ignores a malformed ConfigMap whole,
+// and aws-auth-malformed reports it).
 func WithInputAWSAuth(p Provider, data map[string]string, malformed bool) Provider {
-	o := &inputAWSAuth{Provider: p}
+	o := &awsAuthFrom{Provider: p}
 	switch {
 	case malformed:
 		o.err = Unknown(AWSAuth, "the aws-auth ConfigMap in the input is malformed")
@@ -17,24 +17,43 @@ func WithInputAWSAuth(p Provider, data map[string]string, malformed bool) Provid
 	return o
 }
 
-type inputAWSAuth struct {
+// WithClusterAWSAuth returns p answering aws-auth with data, the cluster's ConfigMap as just read: the
+// audit reads it to judge it, and every rule that asks then gets that same copy instead of p reading
+// it again.
+func WithClusterAWSAuth(p Provider, data map[string]string) Provider {
+	o := &awsAuthFrom{Provider: p, wins: true, auth: &AWSAuthData{Data: map[string]string{}}}
+	if len(data) > 0 {
+		o.auth, o.err = ParseAWSAuth(data, "the aws-auth ConfigMap in the cluster")
+	}
+	return o
+}
+
+// awsAuthFrom answers aws-auth from a ConfigMap given to it: always when wins, else only when the
+// provider does not know aws-auth.
+type awsAuthFrom struct {
 	Provider
+	wins bool
 	auth *AWSAuthData
 	err  error
 }
 
 // Known implements Provider.
-func (o *inputAWSAuth) Known(ctx context.Context, f Fact) error {
-	if f == AWSAuth && o.Provider.Known(ctx, f) != nil {
-		return o.err
+func (o *awsAuthFrom) Known(ctx context.Context, f Fact) error {
+	if f != AWSAuth {
+		return o.Provider.Known(ctx, f)
 	}
-	return o.Provider.Known(ctx, f)
+	if !o.wins && o.Provider.Known(ctx, f) == nil {
+		return nil
+	}
+	return o.err
 }
 
 // AWSAuth implements Provider.
-func (o *inputAWSAuth) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
-	if auth, err := o.Provider.AWSAuth(ctx); err == nil {
-		return auth, nil
+func (o *awsAuthFrom) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
+	if !o.wins {
+		if auth, err := o.Provider.AWSAuth(ctx); err == nil {
+			return auth, nil
+		}
 	}
 	return o.auth, o.err
 }

@@ -278,7 +278,7 @@ func TestWithInputAWSAuth(t *testing.T) {
 				}
 			}
 			if after := base.Known(ctx, AWSAuth); (before == nil) != (after == nil) {
-				t.Errorf("WithAWSAuth changed the original snapshot: known %v before, %v after", before, after)
+				t.Errorf("WithInputAWSAuth changed the original snapshot: known %v before, %v after", before, after)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package facts
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -47,8 +48,13 @@ func NewRecorder(p Provider) *Recorder {
 		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}}
 }
 
-// record runs add under the lock and marks f known.
-func (r *Recorder) record(f Fact, add func()) {
+// keep writes down an answer about section f: on success it marks f known and runs add under the
+// lock; on failure it records why (see fail).
+func (r *Recorder) keep(f Fact, err error, add func()) {
+	if err != nil {
+		r.fail(f, err)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.known[f] = true
@@ -65,7 +71,7 @@ func (r *Recorder) fail(f Fact, err error) {
 	if errors.As(err, &t) && t.Transient() {
 		r.transient[f] = true
 	}
-	reason := err.Error()
+	reason := Reason(err)
 	if !slices.Contains(r.failed[f], reason) {
 		r.failed[f] = append(r.failed[f], reason)
 	}
@@ -74,23 +80,21 @@ func (r *Recorder) fail(f Fact, err error) {
 // Known implements Provider.
 func (r *Recorder) Known(ctx context.Context, f Fact) error {
 	err := r.p.Known(ctx, f)
-	if err != nil {
-		switch f {
-		case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
+	switch f {
+	case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
+		if err != nil {
 			r.fail(sectionCluster, err)
-		default:
-			r.fail(f, err)
-		}
-	}
-	if err == nil {
-		switch f {
-		case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
+		} else {
 			_, _ = r.Cluster(ctx)
-		case AWSAuth:
-			_, _ = r.AWSAuth(ctx)
-		default:
-			r.record(f, nil)
 		}
+	case AWSAuth:
+		if err != nil {
+			r.fail(f, err)
+		} else {
+			_, _ = r.AWSAuth(ctx)
+		}
+	default:
+		r.keep(f, err, nil)
 	}
 	return err
 }
@@ -98,160 +102,106 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 // Cluster implements Provider.
 func (r *Recorder) Cluster(ctx context.Context) (*Cluster, error) {
 	c, err := r.p.Cluster(ctx)
-	if err == nil && c != nil {
-		r.record(sectionCluster, func() { cp := *c; r.cluster = &cp })
-	}
-	if err != nil {
-		r.fail(sectionCluster, err)
-	}
+	r.keep(sectionCluster, err, func() {
+		if c != nil {
+			cp := *c
+			r.cluster = &cp
+		}
+	})
 	return c, err
 }
 
 // AccessEntry implements Provider.
 func (r *Recorder) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, error) {
 	e, err := r.p.AccessEntry(ctx, role)
-	if err == nil {
-		r.record(AccessEntries, func() {
-			if e != nil {
-				r.entries[strings.ToLower(e.PrincipalARN)] = *e
-			}
-		})
-	}
-	if err != nil {
-		r.fail(AccessEntries, err)
-	}
+	r.keep(AccessEntries, err, func() {
+		if e != nil {
+			r.entries[strings.ToLower(e.PrincipalARN)] = *e
+		}
+	})
 	return e, err
 }
 
 // AWSAuth implements Provider.
 func (r *Recorder) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
 	a, err := r.p.AWSAuth(ctx)
-	if err == nil {
-		r.record(AWSAuth, func() {
-			r.awsAuth = map[string]string{}
-			if a != nil {
-				for k, v := range a.Data {
-					r.awsAuth[k] = v
-				}
-			}
-		})
-	}
-	if err != nil {
-		r.fail(AWSAuth, err)
-	}
+	r.keep(AWSAuth, err, func() {
+		r.awsAuth = map[string]string{}
+		if a != nil {
+			maps.Copy(r.awsAuth, a.Data)
+		}
+	})
 	return a, err
 }
 
 // Role implements Provider.
 func (r *Recorder) Role(ctx context.Context, name string) (*Role, error) {
 	role, err := r.p.Role(ctx, name)
-	if err == nil {
-		r.record(Roles, func() {
-			if role != nil {
-				r.roles[strings.ToLower(role.Name)] = *role
-			}
-		})
-	}
-	if err != nil {
-		r.fail(Roles, err)
-	}
+	r.keep(Roles, err, func() {
+		if role != nil {
+			r.roles[strings.ToLower(role.Name)] = *role
+		}
+	})
 	return role, err
 }
 
 // InstanceProfile implements Provider.
 func (r *Recorder) InstanceProfile(ctx context.Context, name string) (*InstanceProfile, error) {
 	p, err := r.p.InstanceProfile(ctx, name)
-	if err == nil {
-		r.record(InstanceProfiles, func() {
-			if p != nil {
-				r.profiles[strings.ToLower(p.Name)] = *p
-			}
-		})
-	}
-	if err != nil {
-		r.fail(InstanceProfiles, err)
-	}
+	r.keep(InstanceProfiles, err, func() {
+		if p != nil {
+			r.profiles[strings.ToLower(p.Name)] = *p
+		}
+	})
 	return p, err
 }
 
-// Images implements Provider. An ssmParameter term is resolved here, through the recorder, so that
-// the snapshot holds the parameter the snapshot provider will resolve it with (the live provider
-// resolves it on its own, unseen).
+// Images implements Provider. An ssmParameter term is resolved through the recorder, so that the
+// snapshot holds the parameter the snapshot provider will resolve it with.
 func (r *Recorder) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
-	if t.SSMParameter != "" {
-		id, ok, err := r.SSMParameter(ctx, t.SSMParameter)
-		if err != nil {
-			reason := err.Error()
-			var u *UnknownError
-			if errors.As(err, &u) {
-				reason = u.Reason
-			}
-			return nil, &UnknownError{Fact: Images, Reason: reason, Err: err}
-		}
-		if !ok {
-			return nil, nil
-		}
-		t = ImageTerm{ID: id}
+	t, ok, err := ResolveImageTerm(ctx, r, t)
+	if err != nil || !ok {
+		return nil, err
 	}
 	imgs, err := r.p.Images(ctx, t)
-	if err == nil {
-		r.record(Images, func() {
-			for _, img := range imgs {
-				r.images[img.ID] = img
-			}
-		})
-	}
-	if err != nil {
-		r.fail(Images, err)
-	}
+	r.keep(Images, err, func() {
+		for _, img := range imgs {
+			r.images[img.ID] = img
+		}
+	})
 	return imgs, err
 }
 
 // SSMParameter implements Provider.
 func (r *Recorder) SSMParameter(ctx context.Context, name string) (string, bool, error) {
 	v, ok, err := r.p.SSMParameter(ctx, name)
-	if err == nil {
-		r.record(SSMParameters, func() {
-			if ok {
-				r.ssm[name] = v
-			}
-		})
-	}
-	if err != nil {
-		r.fail(SSMParameters, err)
-	}
+	r.keep(SSMParameters, err, func() {
+		if ok {
+			r.ssm[name] = v
+		}
+	})
 	return v, ok, err
 }
 
 // Subnets implements Provider.
 func (r *Recorder) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error) {
 	sns, err := r.p.Subnets(ctx, t)
-	if err == nil {
-		r.record(Subnets, func() {
-			for _, s := range sns {
-				r.subnets[s.ID] = s
-			}
-		})
-	}
-	if err != nil {
-		r.fail(Subnets, err)
-	}
+	r.keep(Subnets, err, func() {
+		for _, s := range sns {
+			r.subnets[s.ID] = s
+		}
+	})
 	return sns, err
 }
 
 // SecurityGroups implements Provider.
 func (r *Recorder) SecurityGroups(ctx context.Context, t SelectorTerm) ([]SecurityGroup, error) {
 	gs, err := r.p.SecurityGroups(ctx, t)
-	if err == nil {
-		r.record(SecurityGroups, func() {
-			for _, g := range gs {
-				r.groups[g.ID] = g
-			}
-		})
-	}
-	if err != nil {
-		r.fail(SecurityGroups, err)
-	}
+	r.keep(SecurityGroups, err, func() {
+		for _, g := range gs {
+			r.groups[g.ID] = g
+		}
+	})
 	return gs, err
 }
 
@@ -313,10 +263,7 @@ func (r *Recorder) Snapshot() *ClusterFacts {
 		cf.Images = sortedValues(r.images)
 	}
 	if whole(SSMParameters) {
-		m := map[string]string{}
-		for k, v := range r.ssm {
-			m[k] = v
-		}
+		m := maps.Clone(r.ssm)
 		cf.SSMParameters = &m
 	}
 	if whole(Subnets) {
@@ -330,13 +277,8 @@ func (r *Recorder) Snapshot() *ClusterFacts {
 
 // sortedValues returns a pointer to m's values ordered by key: an authoritative section, even empty.
 func sortedValues[T any](m map[string]T) *[]T {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	out := make([]T, 0, len(m))
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[k])
 	}
 	return &out

@@ -430,27 +430,15 @@ func (s *Snapshot) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
 	if err := s.Known(ctx, Images); err != nil {
 		return nil, err
 	}
-	if t.SSMParameter != "" {
-		id, ok, err := s.SSMParameter(ctx, t.SSMParameter)
-		if err != nil || !ok {
-			return nil, err
-		}
-		t = ImageTerm{ID: id}
+	t, ok, err := ResolveImageTerm(ctx, s, t)
+	if err != nil || !ok {
+		return nil, err
 	}
 	account := ""
 	if s.facts.Cluster != nil {
 		account = s.facts.Cluster.AccountID
 	}
-	out := s.selections.get("image\x00"+t.Key(), func() any {
-		var out []Image
-		for _, img := range *s.facts.Images {
-			if MatchImage(t, img, account) {
-				out = append(out, img)
-			}
-		}
-		return out
-	})
-	return out.([]Image), nil
+	return selectMemo(s.selections, "image "+t.String(), *s.facts.Images, func(img Image) bool { return MatchImage(t, img, account) }), nil
 }
 
 // SSMParameter implements Provider.
@@ -467,16 +455,7 @@ func (s *Snapshot) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error
 	if err := s.Known(ctx, Subnets); err != nil {
 		return nil, err
 	}
-	out := s.selections.get("subnet\x00"+t.Key(), func() any {
-		var out []Subnet
-		for _, sn := range *s.facts.Subnets {
-			if MatchSubnet(t, sn) {
-				out = append(out, sn)
-			}
-		}
-		return out
-	})
-	return out.([]Subnet), nil
+	return selectMemo(s.selections, "subnet "+t.String(), *s.facts.Subnets, func(sn Subnet) bool { return MatchSubnet(t, sn) }), nil
 }
 
 // SecurityGroups implements Provider.
@@ -484,16 +463,7 @@ func (s *Snapshot) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 	if err := s.Known(ctx, SecurityGroups); err != nil {
 		return nil, err
 	}
-	out := s.selections.get("sg\x00"+t.Key(), func() any {
-		var out []SecurityGroup
-		for _, g := range *s.facts.SecurityGroups {
-			if MatchSecurityGroup(t, g) {
-				out = append(out, g)
-			}
-		}
-		return out
-	})
-	return out.([]SecurityGroup), nil
+	return selectMemo(s.selections, "sg "+t.String(), *s.facts.SecurityGroups, func(g SecurityGroup) bool { return MatchSecurityGroup(t, g) }), nil
 }
 
 // termMemo remembers what a selector term selected in an immutable snapshot. It holds at most
@@ -506,15 +476,21 @@ type termMemo struct {
 
 const maxMemoTerms = 4096
 
-func (m *termMemo) get(key string, compute func() any) any {
+// selectMemo returns the items of all that match, remembered in m under key.
+func selectMemo[T any](m *termMemo, key string, all []T, match func(T) bool) []T {
 	if v, ok := m.answers.Load(key); ok {
-		return v
+		return v.([]T)
 	}
-	v := compute()
+	var out []T
+	for _, x := range all {
+		if match(x) {
+			out = append(out, x)
+		}
+	}
 	if m.size.Load() < maxMemoTerms {
-		if _, loaded := m.answers.LoadOrStore(key, v); !loaded {
+		if _, loaded := m.answers.LoadOrStore(key, out); !loaded {
 			m.size.Add(1)
 		}
 	}
-	return v
+	return out
 }

@@ -2,7 +2,8 @@ package facts
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,62 +166,63 @@ func ParseAWSAuth(data map[string]string, source string) (*AWSAuthData, error) {
 	return &AWSAuthData{Data: data, Config: cfg}, nil
 }
 
-// Key is a canonical string for the term, equal for equal terms (tags sorted): the key of caches.
-func (t ImageTerm) Key() string {
-	return "id=" + t.ID + "\x00name=" + t.Name + "\x00owner=" + t.Owner + "\x00ssm=" + t.SSMParameter + "\x00" + tagsKey(t.Tags)
-}
-
-// Key is a canonical string for the term, equal for equal terms (tags sorted): the key of caches.
-func (t SelectorTerm) Key() string {
-	return "id=" + t.ID + "\x00name=" + t.Name + "\x00" + tagsKey(t.Tags)
-}
-
-// String is the term as selector YAML, its fields quoted and tags sorted: for messages, and an
-// unambiguous cache key a person can read in a note.
+// String is the term as selector YAML, its fields quoted and tags sorted: canonical (equal for equal
+// terms, unambiguous whatever the values hold), so it is both the key of caches and how messages and
+// notes name the term.
 func (t ImageTerm) String() string {
-	return termString([][2]string{{"id", t.ID}, {"name", t.Name}, {"owner", t.Owner}, {"ssmParameter", t.SSMParameter}}, t.Tags)
+	w := termWriter{buf: make([]byte, 0, 64)}
+	w.field("id", t.ID)
+	w.field("name", t.Name)
+	w.field("owner", t.Owner)
+	w.field("ssmParameter", t.SSMParameter)
+	return w.end(t.Tags)
 }
 
-// String is the term as selector YAML, its fields quoted and tags sorted.
+// String is the term as selector YAML, its fields quoted and tags sorted (see ImageTerm.String).
 func (t SelectorTerm) String() string {
-	return termString([][2]string{{"id", t.ID}, {"name", t.Name}}, t.Tags)
+	w := termWriter{buf: make([]byte, 0, 64)}
+	w.field("id", t.ID)
+	w.field("name", t.Name)
+	return w.end(t.Tags)
 }
 
-func termString(fields [][2]string, tags map[string]string) string {
-	var parts []string
-	for _, f := range fields {
-		if f[1] != "" {
-			parts = append(parts, f[0]+": "+strconv.Quote(f[1]))
-		}
+// termWriter writes a term's String: it runs for every selector question of every review.
+type termWriter struct{ buf []byte }
+
+func (w *termWriter) sep() {
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, '{')
+	} else {
+		w.buf = append(w.buf, ", "...)
 	}
+}
+
+func (w *termWriter) field(name, value string) {
+	if value == "" {
+		return
+	}
+	w.sep()
+	w.buf = append(w.buf, name...)
+	w.buf = append(w.buf, ": "...)
+	w.buf = strconv.AppendQuote(w.buf, value)
+}
+
+func (w *termWriter) end(tags map[string]string) string {
 	if len(tags) > 0 {
-		ks := make([]string, 0, len(tags))
-		for k := range tags {
-			ks = append(ks, k)
+		w.sep()
+		w.buf = append(w.buf, "tags: {"...)
+		for i, k := range slices.Sorted(maps.Keys(tags)) {
+			if i > 0 {
+				w.buf = append(w.buf, ", "...)
+			}
+			w.buf = strconv.AppendQuote(w.buf, k)
+			w.buf = append(w.buf, ": "...)
+			w.buf = strconv.AppendQuote(w.buf, tags[k])
 		}
-		sort.Strings(ks)
-		ts := make([]string, len(ks))
-		for i, k := range ks {
-			ts[i] = strconv.Quote(k) + ": " + strconv.Quote(tags[k])
-		}
-		parts = append(parts, "tags: {"+strings.Join(ts, ", ")+"}")
+		w.buf = append(w.buf, '}')
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-func tagsKey(tags map[string]string) string {
-	ks := make([]string, 0, len(tags))
-	for k := range tags {
-		ks = append(ks, k)
+	if len(w.buf) == 0 {
+		return "{}"
 	}
-	sort.Strings(ks)
-	var b strings.Builder
-	for _, k := range ks {
-		b.WriteString("tag:")
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(tags[k])
-		b.WriteByte(0)
-	}
-	return b.String()
+	return string(append(w.buf, '}'))
 }

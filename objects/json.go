@@ -2,8 +2,10 @@ package objects
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -29,7 +31,13 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, &DecodeError{Line: 1, Message: "invalid JSON: " + err.Error()}
 	}
-	return Decode(root, file, 0)
+	d, err := Decode(root, file, 0)
+	var de *DecodeError
+	if errors.As(err, &de) {
+		// Every JSON node is on line 1: "line 1:" in the message points nowhere.
+		de.Message = strings.ReplaceAll(de.Message, "line 1: ", "")
+	}
+	return d, err
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.

@@ -226,7 +226,7 @@ func aliasField(o *objects.Object) (string, int) {
 // per evaluation (several rules ask). An alias is resolved through the SSM parameters for the cluster's
 // version and both architectures.
 func (c *Context) resolveTerm(t objects.AMISelectorTerm) ([]facts.Image, string, error) {
-	key := t.Alias + "\x00" + facts.ImageTerm{ID: t.ID, Name: t.Name, Owner: t.Owner, SSMParameter: t.SSMParameter, Tags: t.Tags}.Key()
+	key := t.Alias + "\x00" + facts.ImageTerm{ID: t.ID, Name: t.Name, Owner: t.Owner, SSMParameter: t.SSMParameter, Tags: t.Tags}.String()
 	if r, ok := c.terms[key]; ok {
 		return r.images, r.desc, r.err
 	}

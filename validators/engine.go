@@ -2,7 +2,6 @@ package validators
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -51,7 +50,10 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	c.subnets = map[*objects.Object]selection{}
 	c.groups = map[*objects.Object]selection{}
 	var res Result
-	for _, o := range objs {
+	for i, o := range objs {
+		if c.Progress != nil && i > 0 {
+			c.Progress(i, len(objs))
+		}
 		kind := kindOf(o)
 		if kind == "" {
 			continue
@@ -87,7 +89,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 			c.gaveUp = nil
 			findings := r.Check(c, o)
 			if c.gaveUp != nil {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error(), Causes: []string{reason(c.gaveUp)}})
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error(), Causes: []string{facts.Reason(c.gaveUp)}})
 			}
 			for _, f := range findings {
 				f.Rule = r.ID
@@ -101,6 +103,9 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				res.Findings = append(res.Findings, f)
 			}
 		}
+	}
+	if c.Progress != nil {
+		c.Progress(len(objs), len(objs))
 	}
 	SortFindings(res.Findings)
 	res.Notes = notes.List()
@@ -146,7 +151,7 @@ func missingFacts(c *Context, r *Rule) missing {
 		if !ok {
 			why = ""
 			if err := c.Facts.Known(c, f); err != nil {
-				why = reason(err)
+				why = facts.Reason(err)
 			}
 			c.unknown[f] = why
 		}
@@ -164,15 +169,6 @@ func missingFacts(c *Context, r *Rule) missing {
 	m := missing{reason: strings.Join(parts, "; "), causes: reasons}
 	c.missing[r] = m
 	return m
-}
-
-// reason renders why a fact is unknown ("no facts", "not in the facts snapshot", "AWS timeout").
-func reason(err error) string {
-	var u *facts.UnknownError
-	if errors.As(err, &u) {
-		return u.Reason
-	}
-	return err.Error()
 }
 
 // Counts tallies findings by action.

@@ -75,6 +75,8 @@ type Context struct {
 	// Old the object before it, for UPDATE and DELETE.
 	Operation string
 	Old       *objects.Object
+	// Progress, when set, is called after each object with how many are done of how many.
+	Progress func(done, total int)
 
 	catalog  *Catalog
 	unknown  map[facts.Fact]string

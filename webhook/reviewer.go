@@ -131,7 +131,7 @@ func parseObject(field string, raw []byte) (*objects.Object, error) {
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {
-			return nil, fmt.Errorf("request.%s cannot be read: %s", field, strings.TrimPrefix(de.Message, "line 1: "))
+			return nil, fmt.Errorf("request.%s cannot be read: %s", field, de.Message)
 		}
 		return nil, fmt.Errorf("request.%s cannot be read: %w", field, err)
 	}

@@ -12,9 +12,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
-	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/report"
-	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
 type auditOptions struct {
@@ -72,11 +70,6 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 			return err
 		}
 		p = snap
-		if objs.AWSAuth != nil {
-			if data, malformed, ok := validators.InputAWSAuth([]*objects.Object{objs.AWSAuth}); ok {
-				p = facts.WithInputAWSAuth(p, data, malformed)
-			}
-		}
 	} else {
 		lp, err := o.live.provider(ctx, cfg, kube, rc.Host, stderr)
 		if err != nil {

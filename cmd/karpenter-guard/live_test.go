@@ -243,7 +243,7 @@ func TestFactsExportFailedLookups(t *testing.T) {
 		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
 		srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true, After: 1})
 		code, out, stderr := export(t, srv, flags)
-		want := "error: roles: some lookups failed, so the section would be incomplete: AWS denied iam:GetRole"
+		want := "error: roles: some lookups failed, so the section would be incomplete: AWS denied iam:GetRole (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)\n"
 		if code != 2 || out != "" || !strings.Contains(stderr, want) || !strings.Contains(stderr, "pass --partial") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, nothing written, and %q", code, out, stderr, want)
 		}
@@ -277,7 +277,7 @@ func TestFactsExportFailedLookups(t *testing.T) {
 		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
 		srv.Inject("ssm:GetParameter", fakeaws.Fault{Throttle: true})
 		code, out, stderr := export(t, srv, flags)
-		if code != 2 || out != "" || !strings.Contains(stderr, "error: ssmParameters: no answer for now: AWS throttled ssm:GetParameter") ||
+		if code != 2 || out != "" || !strings.Contains(stderr, "error: ssmParameters: no answer for now: AWS throttled ssm:GetParameter\n") ||
 			!strings.Contains(stderr, "export again once AWS answers") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the throttling named", code, out, stderr)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go/middleware"
 )
 
 // AWSOptions say where and how to reach AWS.
@@ -35,8 +35,6 @@ type AWSOptions struct {
 	KubeServer string
 	// Budget is the time budget of one admission request (aws.timeout): retries are tuned to fit in it.
 	Budget time.Duration
-	// IMDSTimeout bounds asking the instance metadata service for the region (default 1s).
-	IMDSTimeout time.Duration
 }
 
 // LoadAWSConfig loads the default credential chain (environment, shared profile, web identity for IRSA,
@@ -56,11 +54,7 @@ func LoadAWSConfig(ctx context.Context, opts AWSOptions) (aws.Config, error) {
 		cfg.Region = RegionFromEKSEndpoint(opts.KubeServer)
 	}
 	if cfg.Region == "" && !strings.EqualFold(os.Getenv("AWS_EC2_METADATA_DISABLED"), "true") {
-		d := opts.IMDSTimeout
-		if d <= 0 {
-			d = time.Second
-		}
-		ictx, cancel := context.WithTimeout(ctx, d)
+		ictx, cancel := context.WithTimeout(ctx, time.Second) // off EC2 there is no answer at all
 		if out, err := imds.NewFromConfig(cfg).GetRegion(ictx, &imds.GetRegionInput{}); err == nil {
 			cfg.Region = out.Region
 		}
@@ -131,43 +125,28 @@ type Clients struct {
 	SSM SSMAPI
 }
 
-// NewClients builds every client from cfg, with the endpoint override set on each client (not only on
-// cfg, which shared-config endpoint settings would otherwise shadow) and metrics on every request.
+// NewClients builds every client from cfg, with metrics on every request and the endpoint override
+// of --aws-endpoint-url (cfg.BaseEndpoint) set on each client: the SDK lets AWS_ENDPOINT_URL_<SERVICE>
+// win over cfg's, and the flag must win over both.
 func NewClients(cfg aws.Config, m *Metrics) Clients {
-	var apiOpts []func(*middleware.Stack) error
 	if m != nil {
-		apiOpts = append(apiOpts, m.instrument)
+		cfg.APIOptions = append(slices.Clone(cfg.APIOptions), m.instrument) // every client copies them
 	}
-	// The override is set on each client only when one was given: the SDK has already resolved
-	// AWS_ENDPOINT_URL_<SERVICE> into each client's options, and a nil here would erase it.
 	base := cfg.BaseEndpoint
-	endpoint := func(o *string) *string {
-		if base != nil {
-			return base
-		}
-		return o
-	}
 	return Clients{
-		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) {
-			o.BaseEndpoint = endpoint(o.BaseEndpoint)
-			o.APIOptions = append(o.APIOptions, apiOpts...)
-		}),
-		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) {
-			o.BaseEndpoint = endpoint(o.BaseEndpoint)
-			o.APIOptions = append(o.APIOptions, apiOpts...)
-		}),
-		STS: sts.NewFromConfig(cfg, func(o *sts.Options) {
-			o.BaseEndpoint = endpoint(o.BaseEndpoint)
-			o.APIOptions = append(o.APIOptions, apiOpts...)
-		}),
-		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-			o.BaseEndpoint = endpoint(o.BaseEndpoint)
-			o.APIOptions = append(o.APIOptions, apiOpts...)
-		}),
-		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) {
-			o.BaseEndpoint = endpoint(o.BaseEndpoint)
-			o.APIOptions = append(o.APIOptions, apiOpts...)
-		}),
+		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) { override(&o.BaseEndpoint, base) }),
+		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) { override(&o.BaseEndpoint, base) }),
+		STS: sts.NewFromConfig(cfg, func(o *sts.Options) { override(&o.BaseEndpoint, base) }),
+		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) { override(&o.BaseEndpoint, base) }),
+		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) { override(&o.BaseEndpoint, base) }),
+	}
+}
+
+// override sets a client's endpoint to base when one was given; without, it keeps what the SDK
+// resolved (AWS_ENDPOINT_URL_<SERVICE>, the shared config), which a nil would erase.
+func override(endpoint **string, base *string) {
+	if base != nil {
+		*endpoint = base
 	}
 }
 

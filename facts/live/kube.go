@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -278,8 +277,7 @@ func ToObject(u *unstructured.Unstructured) (*objects.Object, error) {
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {
-			// JSON has no lines to point at: every node is on line 1.
-			return nil, errors.New(strings.ReplaceAll(de.Message, "line 1: ", ""))
+			return nil, errors.New(de.Message)
 		}
 		return nil, err
 	}

@@ -156,8 +156,14 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 		if err != nil {
 			return unknown(f, err)
 		}
-		empty := map[facts.Fact]string{facts.ClusterAuthenticationMode: c.AuthenticationMode, facts.ClusterVersion: c.Version, facts.ClusterVPCID: c.VPCID}[f] == ""
-		if empty {
+		value := c.AuthenticationMode
+		switch f {
+		case facts.ClusterVersion:
+			value = c.Version
+		case facts.ClusterVPCID:
+			value = c.VPCID
+		}
+		if value == "" {
 			return facts.Unknown(f, "EKS DescribeCluster gave no value")
 		}
 	case facts.AccessEntries:
@@ -452,32 +458,18 @@ func (p *Provider) SSMParameter(ctx context.Context, name string) (string, bool,
 // image-id, tag:KEY or tag-key for "*", state=available) and its owners the Owner parameter, which
 // gives EC2 the semantics facts.MatchImage gives a snapshot. An ssmParameter term is resolved first.
 func (p *Provider) Images(ctx context.Context, t facts.ImageTerm) ([]facts.Image, error) {
-	if t.SSMParameter != "" {
-		id, ok, err := p.SSMParameter(ctx, t.SSMParameter)
-		if err != nil {
-			return nil, unknown(facts.Images, err)
-		}
-		if !ok {
-			return nil, nil
-		}
-		t = facts.ImageTerm{ID: id}
+	t, ok, err := facts.ResolveImageTerm(ctx, p, t)
+	if err != nil || !ok {
+		return nil, err
 	}
 	owners := t.Owners()
 	if owners != nil && len(owners) == 0 {
 		return nil, nil // an owner of commas only: no owner, no image
 	}
-	filters := []ec2types.Filter{filter("state", "available")}
-	if t.ID != "" {
-		filters = append(filters, filter("image-id", t.ID))
-	}
-	if t.Name != "" {
-		filters = append(filters, filter("name", t.Name))
-	}
-	filters = append(filters, tagFilters(t.Tags)...)
 	return lookup(ctx, p, facts.Images, "ec2:DescribeImages", t.String(), func(ctx context.Context) ([]facts.Image, bool, error) {
 		var out []facts.Image
 		pages := ec2.NewDescribeImagesPaginator(p.opts.Clients.EC2, &ec2.DescribeImagesInput{
-			Filters: filters, Owners: owners, IncludeDeprecated: aws.Bool(true), MaxResults: aws.Int32(1000),
+			Filters: imageFilters(t), Owners: owners, IncludeDeprecated: aws.Bool(true), MaxResults: aws.Int32(1000),
 		})
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
@@ -499,15 +491,9 @@ func (p *Provider) Images(ctx context.Context, t facts.ImageTerm) ([]facts.Image
 // Subnets implements facts.Provider with EC2 DescribeSubnets; whether each is public comes from the
 // route tables of its VPC (DescribeRouteTables).
 func (p *Provider) Subnets(ctx context.Context, t facts.SelectorTerm) ([]facts.Subnet, error) {
-	var filters []ec2types.Filter
-	if t.ID != "" {
-		filters = append(filters, filter("subnet-id", t.ID)) // an id selects alone, as in Karpenter
-	} else {
-		filters = tagFilters(t.Tags)
-	}
 	subnets, err := lookup(ctx, p, facts.Subnets, "ec2:DescribeSubnets", t.String(), func(ctx context.Context) ([]facts.Subnet, bool, error) {
 		var out []facts.Subnet
-		pages := ec2.NewDescribeSubnetsPaginator(p.opts.Clients.EC2, &ec2.DescribeSubnetsInput{Filters: filters, MaxResults: aws.Int32(1000)})
+		pages := ec2.NewDescribeSubnetsPaginator(p.opts.Clients.EC2, &ec2.DescribeSubnetsInput{Filters: subnetFilters(t), MaxResults: aws.Int32(1000)})
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
@@ -589,18 +575,9 @@ func (p *Provider) publicSubnets(ctx context.Context, vpc string) (routes, error
 
 // SecurityGroups implements facts.Provider with EC2 DescribeSecurityGroups.
 func (p *Provider) SecurityGroups(ctx context.Context, t facts.SelectorTerm) ([]facts.SecurityGroup, error) {
-	var filters []ec2types.Filter
-	if t.ID != "" {
-		filters = append(filters, filter("group-id", t.ID))
-	} else {
-		if t.Name != "" {
-			filters = append(filters, filter("group-name", t.Name))
-		}
-		filters = append(filters, tagFilters(t.Tags)...)
-	}
 	return lookup(ctx, p, facts.SecurityGroups, "ec2:DescribeSecurityGroups", t.String(), func(ctx context.Context) ([]facts.SecurityGroup, bool, error) {
 		var out []facts.SecurityGroup
-		pages := ec2.NewDescribeSecurityGroupsPaginator(p.opts.Clients.EC2, &ec2.DescribeSecurityGroupsInput{Filters: filters, MaxResults: aws.Int32(1000)})
+		pages := ec2.NewDescribeSecurityGroupsPaginator(p.opts.Clients.EC2, &ec2.DescribeSecurityGroupsInput{Filters: groupFilters(t), MaxResults: aws.Int32(1000)})
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
@@ -626,6 +603,39 @@ func (p *Provider) Identity(ctx context.Context) (string, error) {
 
 func filter(name string, values ...string) ec2types.Filter {
 	return ec2types.Filter{Name: aws.String(name), Values: values}
+}
+
+// imageFilters are the EC2 filters of an AMI term (its owners go in the Owner parameter): built in the
+// fetch, so that a cached answer costs nothing.
+func imageFilters(t facts.ImageTerm) []ec2types.Filter {
+	filters := []ec2types.Filter{filter("state", "available")}
+	if t.ID != "" {
+		filters = append(filters, filter("image-id", t.ID))
+	}
+	if t.Name != "" {
+		filters = append(filters, filter("name", t.Name))
+	}
+	return append(filters, tagFilters(t.Tags)...)
+}
+
+// subnetFilters are the EC2 filters of a subnet term: an id selects alone, as in Karpenter.
+func subnetFilters(t facts.SelectorTerm) []ec2types.Filter {
+	if t.ID != "" {
+		return []ec2types.Filter{filter("subnet-id", t.ID)}
+	}
+	return tagFilters(t.Tags)
+}
+
+// groupFilters are the EC2 filters of a security-group term: an id selects alone.
+func groupFilters(t facts.SelectorTerm) []ec2types.Filter {
+	if t.ID != "" {
+		return []ec2types.Filter{filter("group-id", t.ID)}
+	}
+	var filters []ec2types.Filter
+	if t.Name != "" {
+		filters = append(filters, filter("group-name", t.Name))
+	}
+	return append(filters, tagFilters(t.Tags)...)
 }
 
 // tagFilters turns selector tags into EC2 filters: tag:KEY=pattern, or tag-key=KEY for "*" (any value).
