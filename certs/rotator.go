@@ -34,13 +34,14 @@ func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) 
 	if ready == nil {
 		ready = make(chan struct{})
 	}
+	names := serviceNames(o.Service, o.Namespace)
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:        o.CertDir,
-		CAName:         "karpenter-guard-ca",
+		CAName:         CAName,
 		CAOrganization: "karpenter-guard",
-		DNSName:        o.Service + "." + o.Namespace + ".svc",
-		ExtraDNSNames:  append([]string{o.Service + "." + o.Namespace + ".svc.cluster.local", o.Service + "." + o.Namespace}, o.ExtraDNSNames...),
+		DNSName:        names[2],
+		ExtraDNSNames:  append([]string{names[3], names[1]}, o.ExtraDNSNames...),
 		IsReady:        ready,
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ValidatingWebhook, Type: rotator.Validating},

@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -103,33 +103,19 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			p.printf("  %s [%s] %s\n", p.paint(dim, "SKIP"), s.Rule, s.Reason)
 		}
 		if len(g.notEval) > 0 {
-			p.printf("  %s\n", p.paint(dim, plural(len(g.notEval), "check", "checks")+" not evaluated: "+notEvalReasons(g.notEval)))
+			p.printf("  %s\n", p.paint(dim, wording.Plural(len(g.notEval), "check", "checks")+" not evaluated: "+notEvalReasons(g.notEval)))
 		}
 		p.printf("\n")
 	}
 	if !opt.Quiet && len(r.NotEvaluated) > 0 {
 		// One paragraph per cause, naming the rules it silenced: "AWS denied iam:GetRole …" tells an
 		// operator which permission costs which checks.
-		var causes []string
-		rules := map[string][]string{}
-		for _, n := range r.NotEvaluated {
-			for _, c := range causesOf(n) {
-				if _, ok := rules[c]; !ok {
-					causes = append(causes, c)
-				}
-				if !slices.Contains(rules[c], n.Rule) {
-					rules[c] = append(rules[c], n.Rule)
-				}
-			}
-		}
-		for _, c := range causes {
-			heading := "Not evaluated because " + c + ":"
-			if c == "no facts" {
+		for _, g := range validators.GroupByCause(r.NotEvaluated) {
+			heading := "Not evaluated because " + g.Cause + ":"
+			if g.Cause == "no facts" {
 				heading = "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE):"
 			}
-			ids := rules[c]
-			sort.Strings(ids)
-			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(ids, ", "))
+			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(g.Rules, ", "))
 		}
 	}
 	if !opt.Quiet {
@@ -148,7 +134,7 @@ func notEvalReasons(ns []validators.NotEvaluated) string {
 	seen := map[string]bool{}
 	var reasons []string
 	for _, n := range ns {
-		for _, why := range causesOf(n) {
+		for _, why := range n.CauseList() {
 			if !seen[why] {
 				seen[why] = true
 				reasons = append(reasons, why)
@@ -158,48 +144,28 @@ func notEvalReasons(ns []validators.NotEvaluated) string {
 	return strings.Join(reasons, "; ")
 }
 
-// causesOf returns why a rule was not evaluated, without the facts: the engine's Causes, else the
-// reason up to its facts (results decoded from JSON carry no Causes).
-func causesOf(n validators.NotEvaluated) []string {
-	if len(n.Causes) > 0 {
-		return n.Causes
-	}
-	i := strings.LastIndex(n.Reason, ": ")
-	if i < 0 {
-		return []string{n.Reason}
-	}
-	return []string{n.Reason[:i]}
-}
-
 func (r *Report) summaryLine() string {
 	s := r.Summary
 	parts := []string{
-		plural(s.Deny, "deny", "deny"),
-		plural(s.Warn, "warning", "warnings"),
+		wording.Plural(s.Deny, "deny", "deny"),
+		wording.Plural(s.Warn, "warning", "warnings"),
 	}
 	if s.Audit > 0 {
-		parts = append(parts, plural(s.Audit, "audit finding", "audit findings"))
+		parts = append(parts, wording.Plural(s.Audit, "audit finding", "audit findings"))
 	}
 	parts = append(parts,
-		plural(s.NotEvaluated, "check not evaluated", "checks not evaluated"),
-		plural(s.Skipped, "skipped", "skipped"),
-		plural(s.Errors, "input error", "input errors"))
-	line := fmt.Sprintf("%s checked", plural(s.Objects, "object", "objects"))
+		wording.Plural(s.NotEvaluated, "check not evaluated", "checks not evaluated"),
+		wording.Plural(s.Skipped, "skipped", "skipped"),
+		wording.Plural(s.Errors, "input error", "input errors"))
+	line := fmt.Sprintf("%s checked", wording.Plural(s.Objects, "object", "objects"))
 	if s.Ignored > 0 {
 		line += fmt.Sprintf(" (%d of other kinds ignored)", s.Ignored)
 	}
 	line += ": " + strings.Join(parts, ", ")
 	if s.Fixed > 0 {
-		line += fmt.Sprintf("; %s fixed", plural(s.Fixed, "finding", "findings"))
+		line += fmt.Sprintf("; %s fixed", wording.Plural(s.Fixed, "finding", "findings"))
 	}
 	return line
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func indentRest(s, indent string) string {

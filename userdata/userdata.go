@@ -18,6 +18,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 )
 
 // Families as written in spec.amiFamily.
@@ -73,7 +75,7 @@ func Parse(family, text string) (UserData, error) {
 		}
 		var v map[string]any
 		if _, err := toml.Decode(text, &v); err != nil {
-			return UserData{}, fmt.Errorf("Bottlerocket userData is not valid TOML: %s", oneLine(err.Error()))
+			return UserData{}, fmt.Errorf("Bottlerocket userData is not valid TOML: %s", wording.OneLine(err.Error()))
 		}
 		return UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: text}}}, nil
 	case family == FamilyAL2 || family == FamilyAL2023:
@@ -137,14 +139,14 @@ func parseMIME(text string) ([]Part, error) {
 	// uses LF, which it accepts.
 	msg, err := mail.ReadMessage(strings.NewReader(text))
 	if err != nil {
-		return nil, fmt.Errorf("userData looks like MIME but its headers cannot be read: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("userData looks like MIME but its headers cannot be read: %s", wording.OneLine(err.Error()))
 	}
 	if msg.Header.Get("Content-Type") == "" {
 		return nil, errors.New("userData looks like MIME but has no Content-Type header; expected e.g. Content-Type: multipart/mixed; boundary=\"BOUNDARY\"")
 	}
 	mediaType, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %s", wording.OneLine(err.Error()))
 	}
 	if !strings.HasPrefix(mediaType, "multipart/") {
 		// Karpenter merges its own parts into custom MIME userData and rejects a single-part document.
@@ -156,7 +158,7 @@ func parseMIME(text string) ([]Part, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("userData MIME body cannot be read: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("userData MIME body cannot be read: %s", wording.OneLine(err.Error()))
 	}
 	if !bytes.Contains(body, []byte("--"+boundary)) {
 		return nil, fmt.Errorf("userData MIME body never uses its boundary %q", boundary)
@@ -172,17 +174,17 @@ func parseMIME(text string) ([]Part, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, oneLine(err.Error()))
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}
 		b, err := io.ReadAll(io.LimitReader(p, 1<<20))
 		if err != nil {
-			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, oneLine(err.Error()))
+			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}
 		ct := p.Header.Get("Content-Type")
 		mt := "text/plain"
 		if ct != "" {
 			if mt, _, err = mime.ParseMediaType(ct); err != nil {
-				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %s", len(parts)+1, ct, oneLine(err.Error()))
+				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %s", len(parts)+1, ct, wording.OneLine(err.Error()))
 			}
 		}
 		parts = append(parts, classify(mt, string(b)))
@@ -221,7 +223,7 @@ func nodeConfigPartText(body string) (string, error) {
 			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
 		}
 		if err != nil {
-			return "", fmt.Errorf("NodeConfig in userData is gzip data that cannot be decompressed: %s", oneLine(err.Error()))
+			return "", fmt.Errorf("NodeConfig in userData is gzip data that cannot be decompressed: %s", wording.OneLine(err.Error()))
 		}
 	}
 	return string(b), nil
@@ -238,7 +240,7 @@ func checkNodeConfig(text string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("NodeConfig in userData is not valid YAML: %s", oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+			return fmt.Errorf("NodeConfig in userData is not valid YAML: %s", wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue
@@ -256,8 +258,6 @@ func checkNodeConfig(text string) error {
 		}
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Command is a shell command found in userData.
 type Command struct {

@@ -1,6 +1,9 @@
 package validators
 
 import (
+	"slices"
+	"strings"
+
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -35,6 +38,48 @@ type NotEvaluated struct {
 	// Causes are the reasons without the facts ("no facts", "AWS denied iam:GetRole …"), for
 	// summaries that group rules by what silenced them.
 	Causes []string `json:"-"`
+}
+
+// CauseList returns why the rule was not evaluated, without the facts: Causes, else Reason up to its
+// facts (results decoded from JSON carry no Causes).
+func (n NotEvaluated) CauseList() []string {
+	if len(n.Causes) > 0 {
+		return n.Causes
+	}
+	if i := strings.LastIndex(n.Reason, ": "); i >= 0 {
+		return []string{n.Reason[:i]}
+	}
+	return []string{n.Reason}
+}
+
+// CauseGroup is one reason rules were not evaluated and the rules it silenced, sorted.
+type CauseGroup struct {
+	Cause string
+	Rules []string
+}
+
+// GroupByCause groups not-evaluated rules by cause, in the order causes first appear: "AWS denied
+// iam:GetRole …" then tells an operator which permission costs which checks.
+func GroupByCause(ns []NotEvaluated) []CauseGroup {
+	var groups []CauseGroup
+	index := map[string]int{}
+	for _, n := range ns {
+		for _, c := range n.CauseList() {
+			i, ok := index[c]
+			if !ok {
+				i = len(groups)
+				index[c] = i
+				groups = append(groups, CauseGroup{Cause: c})
+			}
+			if !slices.Contains(groups[i].Rules, n.Rule) {
+				groups[i].Rules = append(groups[i].Rules, n.Rule)
+			}
+		}
+	}
+	for _, g := range groups {
+		slices.Sort(g.Rules)
+	}
+	return groups
 }
 
 // Skipped records a rule an object opted out of with karpenter-guard.io/skip.

@@ -68,7 +68,7 @@ func (m *Metrics) findings(v *verdict) {
 	}
 	for _, f := range v.audit {
 		action := string(f.Action)
-		if v.mode == "dry-run" && action != "audit" {
+		if v.wouldApply(f) {
 			action = "would-" + action
 		}
 		m.found.WithLabelValues(f.Rule, action).Inc()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -246,7 +247,7 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 	} else {
 		resp = admission.Patched("", patches...)
 		for _, f := range applied {
-			resp.Warnings = append(resp.Warnings, warning(f.Rule, "fixed: "+oneLine(f.Fix)))
+			resp.Warnings = append(resp.Warnings, warning(f.Rule, "fixed: "+wording.OneLine(f.Fix)))
 			annotations[annotationKey("fixed", f.Rule)] = clip(f.Fix, maxAnnotation)
 		}
 	}
@@ -261,6 +262,3 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 }
 
 // oneLine folds a multi-line text into one line, for warnings and annotations.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}

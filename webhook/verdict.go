@@ -3,7 +3,6 @@ package webhook
 import (
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -30,17 +30,12 @@ type verdict struct {
 	// preexisting are deny findings on fields an UPDATE does not change, warned instead.
 	preexisting []validators.Finding
 	// unverified groups the rules that could not run by cause ("AWS throttled iam:GetRole").
-	unverified []unverified
+	unverified []validators.CauseGroup
 	// denyUnverified is set when aws.onError is deny and something could not be verified (mode
 	// enforce); warnUnverified when it is to be warned about (onError warn, or deny in mode warn).
 	denyUnverified, warnUnverified bool
 	notes                          []string
 	skipped                        []validators.Skipped
-}
-
-type unverified struct {
-	cause string
-	rules []string
 }
 
 // decide applies the mode (enforce, warn, dry-run), the actions and aws.onError to an evaluation.
@@ -58,43 +53,10 @@ func decide(cfg *config.Config, rv *review, res validators.Result) *verdict {
 			v.deny = append(v.deny, f)
 		}
 	}
-	byCause := map[string]*unverified{}
-	for _, n := range res.NotEvaluated {
-		for _, c := range causes(n) {
-			u := byCause[c]
-			if u == nil {
-				u = &unverified{cause: c}
-				byCause[c] = u
-				v.unverified = append(v.unverified, unverified{cause: c})
-			}
-			if !contains(u.rules, n.Rule) {
-				u.rules = append(u.rules, n.Rule)
-			}
-		}
-	}
-	for i := range v.unverified {
-		v.unverified[i].rules = byCause[v.unverified[i].cause].rules
-		sort.Strings(v.unverified[i].rules)
-	}
+	v.unverified = validators.GroupByCause(res.NotEvaluated)
 	v.denyUnverified = len(v.unverified) > 0 && cfg.AWS.OnError == config.OnErrorDeny && cfg.Mode == config.ModeEnforce
 	v.warnUnverified = len(v.unverified) > 0 && !v.denyUnverified && cfg.AWS.OnError != config.OnErrorAllow
 	return v
-}
-
-func causes(n validators.NotEvaluated) []string {
-	if len(n.Causes) > 0 {
-		return n.Causes
-	}
-	return []string{n.Reason}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // unchangedByUpdate reports whether f is about a field an UPDATE leaves as it was: karpenter-guard never
@@ -131,7 +93,7 @@ func (v *verdict) denial(rv *review) string {
 	var lines []string
 	head := fmt.Sprintf("karpenter-guard: %s denied: ", rv.ref())
 	for i, f := range v.deny {
-		line := fmt.Sprintf("[%s] %s", f.Rule, oneLine(f.Message))
+		line := fmt.Sprintf("[%s] %s", f.Rule, wording.OneLine(f.Message))
 		if i == 0 {
 			line = head + line
 		}
@@ -142,7 +104,7 @@ func (v *verdict) denial(rv *review) string {
 	}
 	if v.denyUnverified {
 		for _, u := range v.unverified {
-			line := fmt.Sprintf("could not verify [%s]: %s (aws.onError: deny)", strings.Join(u.rules, ", "), u.cause)
+			line := fmt.Sprintf("could not verify [%s]: %s (aws.onError: deny)", strings.Join(u.Rules, ", "), u.Cause)
 			if len(lines) == 0 {
 				line = head + line
 			}
@@ -187,7 +149,7 @@ func (v *verdict) warnings() []string {
 	if v.warnUnverified {
 		for _, u := range v.unverified {
 			// The cause first: it is what an operator acts on; the full list is in the audit annotations.
-			out = append(out, clip(fmt.Sprintf("[karpenter-guard] %s, so %s not verified: %s", u.cause, plural(len(u.rules), "check was", "checks were"), strings.Join(u.rules, ", ")), maxWarning))
+			out = append(out, clip(fmt.Sprintf("[karpenter-guard] %s, so %s not verified: %s", u.Cause, wording.Plural(len(u.Rules), "check was", "checks were"), strings.Join(u.Rules, ", ")), maxWarning))
 		}
 	}
 	for _, n := range v.notes {
@@ -196,15 +158,8 @@ func (v *verdict) warnings() []string {
 	return out
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func warning(rule, msg string) string {
-	return clip(fmt.Sprintf("[%s] %s", rule, oneLine(msg)), maxWarning)
+	return clip(fmt.Sprintf("[%s] %s", rule, wording.OneLine(msg)), maxWarning)
 }
 
 // annotations are the audit annotations: every finding with what was done about it, skips, what could
@@ -217,36 +172,38 @@ func (v *verdict) annotations() map[string]string {
 		}
 		a[key] = clip(val, maxAnnotation)
 	}
-	prefix := ""
-	if v.mode == config.ModeDryRun {
-		prefix = "would "
-	}
 	for _, f := range v.deny {
-		add(f.Rule, "deny: "+oneLine(f.Message))
+		add(f.Rule, "deny: "+wording.OneLine(f.Message))
 	}
 	for _, f := range v.preexisting {
-		add(f.Rule, "warn (unchanged by this request): "+oneLine(f.Message))
+		add(f.Rule, "warn (unchanged by this request): "+wording.OneLine(f.Message))
 	}
 	for _, f := range v.warn {
-		add(f.Rule, "warn: "+oneLine(f.Message))
+		add(f.Rule, "warn: "+wording.OneLine(f.Message))
 	}
 	for _, f := range v.audit {
 		verb := string(f.Action)
-		if f.Action != config.ActionAudit {
-			verb = prefix + verb
+		if v.wouldApply(f) {
+			verb = "would " + verb
 		}
-		add(f.Rule, verb+": "+oneLine(f.Message))
+		add(f.Rule, verb+": "+wording.OneLine(f.Message))
 	}
 	for _, s := range v.skipped {
 		add(annotationKey("skipped", s.Rule), s.Reason)
 	}
 	for _, u := range v.unverified {
-		add("unverified", strings.Join(u.rules, ",")+": "+u.cause)
+		add("unverified", strings.Join(u.Rules, ",")+": "+u.Cause)
 	}
 	if len(a) == 0 {
 		return nil
 	}
 	return a
+}
+
+// wouldApply reports whether a finding recorded only (v.audit) is one enforcement would have acted on:
+// a deny or warn in mode dry-run, not a rule whose action is audit.
+func (v *verdict) wouldApply(f validators.Finding) bool {
+	return v.mode == config.ModeDryRun && f.Action != config.ActionAudit
 }
 
 // annotationKey is a qualified-name key: "fixed.ami-selector-missing-owner".

@@ -45,9 +45,6 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 }
 
 func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *auditOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	cat, cfg, err := g.catalog()
 	if err != nil {

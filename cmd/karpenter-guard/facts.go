@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	yaml "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -56,9 +55,6 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 }
 
 func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exportOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	cat, cfg, err := g.catalog()
 	if err != nil {
@@ -80,7 +76,6 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 		}
 		if kubeErr != nil {
 			fmt.Fprintf(stderr, "note: no cluster access (%v): the snapshot will not know aws-auth\n", kubeErr)
-			kube = nil
 		}
 	} else {
 		if kubeErr != nil {
@@ -92,11 +87,7 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 		}
 		set = &manifest.Set{Objects: objs.All(), Errors: objs.Problems}
 	}
-	var reader client.Reader
-	if kube != nil {
-		reader = kube
-	}
-	p, err := o.live.provider(ctx, cfg, reader, server, stderr)
+	p, err := o.live.provider(ctx, cfg, kube, server, stderr)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,32 +75,40 @@ func (o *liveOptions) kubeClient() (client.Client, *rest.Config, error) {
 // at once, with what to do; other AWS trouble leaves facts unknown and the checks that need them not
 // evaluated, with the reason.
 func (o *liveOptions) provider(ctx context.Context, cfg *config.Config, kube client.Reader, kubeServer string, stderr io.Writer) (*live.Provider, error) {
-	if o.clusterName == "" {
-		return nil, errors.New("live facts need --cluster-name (the EKS cluster's name, as in `aws eks list-clusters`)")
-	}
-	if w := live.EndpointWarning(); w != "" {
-		fmt.Fprintln(stderr, "warning:", w)
-	}
-	awsCfg, err := live.LoadAWSConfig(ctx, live.AWSOptions{Region: o.region, EndpointURL: o.endpointURL, KubeServer: kubeServer, Budget: cfg.AWS.Timeout.Duration})
+	p, awsCfg, err := o.newProvider(ctx, cfg, kube, kubeServer, stderr, nil)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+		p.Close()
 		return nil, fmt.Errorf("no AWS credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID for a local run; in the cluster, EKS Pod Identity or IRSA for karpenter-guard's service account): %w", err)
-	}
-	p, err := live.New(live.Options{
-		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, nil), Kube: kube,
-		Budget: cfg.AWS.Timeout.Duration,
-		Cache:  cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},
-	})
-	if err != nil {
-		return nil, err
 	}
 	if err := preflight(ctx, p); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return p, nil
+}
+
+// newProvider builds the live provider of every command from the flags and the GuardConfig's aws
+// section, with metrics m (nil: none), and returns the AWS configuration it uses.
+func (o *liveOptions) newProvider(ctx context.Context, cfg *config.Config, kube client.Reader, kubeServer string, stderr io.Writer, m *live.Metrics) (*live.Provider, aws.Config, error) {
+	if o.clusterName == "" {
+		return nil, aws.Config{}, errors.New("live facts need --cluster-name (the EKS cluster's name, as in `aws eks list-clusters`)")
+	}
+	if w := live.EndpointWarning(); w != "" {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	awsCfg, err := live.LoadAWSConfig(ctx, live.AWSOptions{Region: o.region, EndpointURL: o.endpointURL, KubeServer: kubeServer, Budget: cfg.AWS.Timeout.Duration})
+	if err != nil {
+		return nil, aws.Config{}, err
+	}
+	p, err := live.New(live.Options{
+		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,
+		Budget: cfg.AWS.Timeout.Duration, Metrics: m,
+		Cache: cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},
+	})
+	return p, awsCfg, err
 }
 
 // preflight fails fast on what no check can survive: credentials that do not work and a cluster that

@@ -35,7 +35,6 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -286,25 +285,14 @@ func serveFacts(ctx context.Context, o *serveOptions, cfg *config.Config, kube c
 		snap, err := loadFactsFile(o.factsFile)
 		return snap, func() {}, err
 	}
+	if o.live.clusterName == "" {
+		return nil, nil, errors.New("serve needs --cluster-name for live facts, or --facts FILE")
+	}
 	m, err := live.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return nil, nil, err
 	}
-	if w := live.EndpointWarning(); w != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-	}
-	if o.live.clusterName == "" {
-		return nil, nil, errors.New("serve needs --cluster-name for live facts, or --facts FILE")
-	}
-	awsCfg, err := live.LoadAWSConfig(ctx, live.AWSOptions{Region: o.live.region, EndpointURL: o.live.endpointURL, KubeServer: server, Budget: cfg.AWS.Timeout.Duration})
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := live.New(live.Options{
-		ClusterName: o.live.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,
-		Budget: cfg.AWS.Timeout.Duration, Metrics: m,
-		Cache: cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},
-	})
+	p, awsCfg, err := o.live.newProvider(ctx, cfg, kube, server, cmd.ErrOrStderr(), m)
 	if err != nil {
 		return nil, nil, err
 	}

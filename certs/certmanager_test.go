@@ -1,5 +1,8 @@
 package certs
 
+// This file builds manifests/overlays/cert-manager/certificates.yaml from cert-manager's API types
+// (TestGoldenCertManagerManifest); it is test code so that the webhook binary does not carry them.
+
 import (
 	"time"
 
@@ -7,14 +10,6 @@ import (
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
-
-// Names of the cert-manager objects; the webhook configurations' cert-manager.io/inject-ca-from
-// annotation names the serving Certificate.
-const (
-	SelfSignedIssuer = "karpenter-guard-selfsigned"
-	CAName           = "karpenter-guard-ca"
-	ServingName      = "karpenter-guard-serving"
 )
 
 // CertManagerObjects returns the cert-manager objects that issue the webhook's serving certificate in
@@ -53,7 +48,7 @@ func CertManagerObjects(namespace, service string) []client.Object {
 		issuer(CAName, cmv1.IssuerConfig{CA: &cmv1.CAIssuer{SecretName: CAName}}),
 		certificate(ServingName, cmv1.CertificateSpec{
 			SecretName: ServingName, PrivateKey: ecdsa,
-			DNSNames:    []string{service + "." + namespace + ".svc", service + "." + namespace + ".svc.cluster.local"},
+			DNSNames:    serviceNames(service, namespace)[2:], // the .svc names the API server calls
 			Duration:    &metav1.Duration{Duration: 90 * 24 * time.Hour},
 			RenewBefore: &metav1.Duration{Duration: 30 * 24 * time.Hour},
 			IssuerRef:   cmmeta.IssuerReference{Name: CAName, Kind: cmv1.IssuerKind},
