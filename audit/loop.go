@@ -141,12 +141,6 @@ func (l *Loop) Start(ctx context.Context) error {
 	}
 }
 
-// Once runs one audit (the loop's work), for tests and for the first audit after start-up.
-func (l *Loop) Once(ctx context.Context) (*Outcome, error) {
-	l.init()
-	return l.run(ctx)
-}
-
 func (l *Loop) audit(ctx context.Context) {
 	start := time.Now()
 	o, err := l.run(ctx)

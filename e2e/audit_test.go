@@ -38,7 +38,18 @@ type policyReport struct {
 // clusterReport reads the ClusterPolicyReport karpenter-guard through kubectl (nil when absent).
 func clusterReport(t *testing.T) *policyReport {
 	t.Helper()
-	r := env.kubectl(t, "", "get", "clusterpolicyreport", "karpenter-guard", "-o", "json")
+	return readReport(t, "clusterpolicyreport", "karpenter-guard")
+}
+
+// awsAuthReport reads the PolicyReport of aws-auth through kubectl (nil when absent).
+func awsAuthReport(t *testing.T) *policyReport {
+	t.Helper()
+	return readReport(t, "policyreport", "karpenter-guard-aws-auth", "-n", "kube-system")
+}
+
+func readReport(t *testing.T, args ...string) *policyReport {
+	t.Helper()
+	r := env.kubectl(t, "", append(append([]string{"get"}, args...), "-o", "json")...)
 	if r.code != 0 {
 		return nil
 	}
@@ -328,9 +339,8 @@ func TestAWSAuthNotReadable(t *testing.T) {
 	defer env.kubectlT(t, "apply", "-f", "../manifests/base/rbac.yaml")
 	env.startGuard(t, guardOptions{clusterName: "prod-eks", region: "us-east-1"})
 	eventually(t, "the aws-auth report saying it could not be read", func() bool {
-		r := env.kubectl(t, "", "get", "policyreport", "karpenter-guard-aws-auth", "-n", "kube-system", "-o", "json")
-		var rep policyReport
-		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &rep) == nil && rep.has("karpenter-guard-read", "aws-auth", "error") &&
+		rep := awsAuthReport(t)
+		return rep.has("karpenter-guard-read", "aws-auth", "error") &&
 			strings.Contains(rep.Results[0].Message, "cannot read kube-system/aws-auth") && strings.Contains(rep.Results[0].Message, "forbidden")
 	})
 	doc := strings.Replace(readFile(t, filepath.Join(dir, "ec2nodeclass.yaml")), "name: production", "name: production-2", 1)

@@ -395,7 +395,6 @@ type guardOptions struct {
 	clusterName string
 	region      string
 	extraArgs   []string
-	kubeconfig  string // default: the webhook's service account
 	// noSelfSigned leaves certificates to the extra arguments (--cert-rotation).
 	noSelfSigned bool
 	// auditInterval is --audit-interval (default 1h: the audit then runs on changes only).
@@ -428,11 +427,7 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kube := o.kubeconfig
-	if kube == "" {
-		kube = c.guardKube
-	}
-	args := []string{"serve", "--config", cfg, "--kubeconfig", kube, "--cert-dir", c.guardCerts,
+	args := []string{"serve", "--config", cfg, "--kubeconfig", c.guardKube, "--cert-dir", c.guardCerts,
 		fmt.Sprintf("--port=%d", c.guardPort), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics), "--cluster-name", o.clusterName, "--region", o.region,
 		"--aws-endpoint-url", c.fakeURL, "--zap-log-level=debug", "--namespace", "karpenter-guard",

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -79,7 +78,7 @@ func BenchmarkAudit10k(b *testing.B) {
 	// the Deployment's memory limit must hold (GOMEMLIMIT and GOGC as the Deployment sets them).
 	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, env: []string{"GOMEMLIMIT=" + deploymentEnv(b, "GOMEMLIMIT"), "GOGC=" + deploymentEnv(b, "GOGC")}})
 	deadline := time.Now().Add(3 * time.Minute)
-	for !strings.Contains(readFileTB(b, env.guard.log), `"objects":10000`) {
+	for !strings.Contains(readFile(b, env.guard.log), `"objects":10000`) {
 		if time.Now().After(deadline) {
 			b.Fatalf("the webhook's audit of 10,000 objects never finished:\n%s", tail(env.guard.log, 20))
 		}
@@ -94,7 +93,7 @@ func BenchmarkAudit10k(b *testing.B) {
 func deploymentEnv(tb testing.TB, name string) string {
 	tb.Helper()
 	var d appsv1.Deployment
-	if err := sigsyaml.Unmarshal([]byte(readFileTB(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
+	if err := sigsyaml.Unmarshal([]byte(readFile(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
 		tb.Fatal(err)
 	}
 	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
@@ -110,7 +109,7 @@ func deploymentEnv(tb testing.TB, name string) string {
 func memoryOf(tb testing.TB, pid int) string {
 	tb.Helper()
 	var peak, now string
-	for _, line := range strings.Split(readFileTB(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
+	for _, line := range strings.Split(readFile(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			peak = strings.TrimSpace(v)
 		}
@@ -119,15 +118,6 @@ func memoryOf(tb testing.TB, pid int) string {
 		}
 	}
 	return "peak RSS " + peak + ", RSS " + now
-}
-
-func readFileTB(tb testing.TB, path string) string {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(data)
 }
 
 func adminClient(tb testing.TB) client.Client {

@@ -32,13 +32,7 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 	cf := &facts.ClusterFacts{}
 	name, region := "e2e", "us-east-1"
 	if snapshot != "" {
-		data, err := os.ReadFile(snapshot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cf, err = facts.DecodeSnapshotFile(data); err != nil {
-			t.Fatal(err)
-		}
+		cf = decodeFacts(t, snapshot)
 		name, region = cf.Cluster.Name, cf.Cluster.Region
 	}
 	env.fake.Clear("")
@@ -382,7 +376,7 @@ func waitForWatch(t *testing.T, want string, try func() result) {
 	}
 }
 
-func readFile(t *testing.T, path string) string {
+func readFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -204,7 +204,20 @@ func (w *termWriter) field(name, value string) {
 	w.sep()
 	w.buf = append(w.buf, name...)
 	w.buf = append(w.buf, ": "...)
-	w.buf = strconv.AppendQuote(w.buf, value)
+	w.buf = appendQuoted(w.buf, value)
+}
+
+// appendQuoted appends s in double quotes, escaped as strconv.Quote does; the common value (printable
+// ASCII without quotes or backslashes) is copied as it is, since keys are built on every question.
+func appendQuoted(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(buf, s)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 func (w *termWriter) end(tags map[string]string) string {
@@ -215,9 +228,9 @@ func (w *termWriter) end(tags map[string]string) string {
 			if i > 0 {
 				w.buf = append(w.buf, ", "...)
 			}
-			w.buf = strconv.AppendQuote(w.buf, k)
+			w.buf = appendQuoted(w.buf, k)
 			w.buf = append(w.buf, ": "...)
-			w.buf = strconv.AppendQuote(w.buf, tags[k])
+			w.buf = appendQuoted(w.buf, tags[k])
 		}
 		w.buf = append(w.buf, '}')
 	}

@@ -1,6 +1,9 @@
 package facts
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // TestTermString: a term's String is the selector as written, canonical (tag order does not matter)
 // and unambiguous (values holding the separators do not collide), since it keys the caches.
@@ -28,3 +31,12 @@ func TestTermString(t *testing.T) {
 }
 
 type fmtStringer interface{ String() string }
+
+// TestAppendQuoted: the fast path quotes exactly as strconv.Quote does.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "amazon-eks-node-*", `a"b`, `a\b`, "tab\there", "ünïcode", "\x00", "\x7f", "karpenter.sh/discovery"} {
+		if got, want := string(appendQuoted(nil, s)), strconv.Quote(s); got != want {
+			t.Errorf("appendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -33,12 +33,9 @@ import (
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -169,29 +166,15 @@ func serve(ctx context.Context, dir string) (func(), string, error) {
 
 // reviews returns n AdmissionReview bodies: CREATEs of corpus EC2NodeClasses and NodePools.
 func reviews(n int) ([][]byte, error) {
+	reqs, err := corpus.AdmissionRequests(n)
+	if err != nil {
+		return nil, err
+	}
 	var out [][]byte
-	for i := 0; i < n; i++ {
-		doc, kind, group, res := corpus.NodeClass(i), "EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses"
-		if i%2 == 1 {
-			doc, kind, group, res = corpus.NodePool(i), "NodePool", "karpenter.sh", "nodepools"
-		}
-		obj, err := sigsyaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			return nil, err
-		}
-		var meta struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := json.Unmarshal(obj, &meta); err != nil {
-			return nil, err
-		}
+	for i := range reqs {
 		b, err := json.Marshal(admissionv1.AdmissionReview{
 			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-			Request: &admissionv1.AdmissionRequest{
-				UID: types.UID(fmt.Sprintf("load-%d", i)), Kind: metav1.GroupVersionKind{Group: group, Version: "v1", Kind: kind},
-				Resource: metav1.GroupVersionResource{Group: group, Version: "v1", Resource: res}, Name: meta.Metadata.Name,
-				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: obj},
-			},
+			Request:  &reqs[i],
 		})
 		if err != nil {
 			return nil, err
