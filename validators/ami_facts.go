@@ -231,9 +231,7 @@ func (c *Context) resolveTerm(t objects.AMISelectorTerm) ([]facts.Image, string,
 		return r.images, r.desc, r.err
 	}
 	imgs, desc, err := c.resolveTermUncached(t)
-	if c.terms != nil {
-		c.terms[key] = termResult{imgs, desc, err}
-	}
+	remember(&c.terms, key, termResult{imgs, desc, err})
 	return imgs, desc, err
 }
 

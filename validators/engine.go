@@ -41,14 +41,20 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
 	c.catalog = cat
-	c.unknown = map[facts.Fact]string{}
-	c.missing = map[*Rule]missing{}
-	c.userData = map[*objects.Object]parsedUserData{}
+	// The memos start empty and are made on first write: most evaluations (an admission review, a
+	// benchmark of one object) never write most of them.
+	c.unknown = nil
+	c.missing = nil
+	if len(objs) > 1 {
+		c.missing = make([]missing, len(cat.rules))
+	}
+	c.userData = nil
 	c.nodeClasses = nil
-	c.auth = map[*objects.Object]authResult{}
-	c.terms = map[string]termResult{}
-	c.subnets = map[*objects.Object]selection{}
-	c.groups = map[*objects.Object]selection{}
+	c.scannedNodeClasses = false
+	c.auth = nil
+	c.terms = nil
+	c.subnets = nil
+	c.groups = nil
 	var res Result
 	for i, o := range objs {
 		if c.Progress != nil && i > 0 {
@@ -60,7 +66,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		}
 		res.Objects++
 		ex := parseException(o)
-		for _, r := range cat.rules {
+		for ri, r := range cat.rules {
 			if !r.AppliesTo(kind) {
 				continue
 			}
@@ -78,7 +84,11 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
 				continue
 			}
-			if missing := missingFacts(c, r); missing.reason != "" {
+			if missing := missingFacts(c, ri, r); missing.reason != "" {
+				if res.NotEvaluated == nil {
+					// Without facts, every rule of the kind that needs them lands here.
+					res.NotEvaluated = make([]NotEvaluated, 0, cat.needFacts[kind])
+				}
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
 				continue
 			}
@@ -133,42 +143,102 @@ func SortFindings(fs []Finding) {
 type missing struct {
 	reason string
 	causes []string
+	// known is set once the rule's facts have been asked in this evaluation.
+	known bool
 }
 
-// missingFacts names the facts a rule needs that the provider does not know.
-// Answers are memoised for the duration of one Evaluate: facts do not change between objects.
-func missingFacts(c *Context, r *Rule) missing {
+// factReason is why one fact is unknown ("" when it is known).
+type factReason struct {
+	fact facts.Fact
+	why  string
+}
+
+// missingFacts names the facts rule number ri of the catalog needs that the provider does not know.
+// Answers are memoised for the duration of one Evaluate: facts do not change between objects. With
+// one object each rule is asked once, so only multi-object evaluations keep the per-rule memo.
+func missingFacts(c *Context, ri int, r *Rule) missing {
 	if len(r.Needs) == 0 {
 		return missing{}
 	}
-	if m, ok := c.missing[r]; ok {
-		return m
+	if c.missing != nil && c.missing[ri].known {
+		return c.missing[ri]
 	}
-	byReason := map[string][]string{}
-	var reasons []string
+	// A rule needs a handful of facts: a small array and linear scans beat maps here.
+	var buf [8]string
+	whys := buf[:0]
 	for _, f := range r.Needs {
-		why, ok := c.unknown[f]
-		if !ok {
-			why = ""
-			if err := c.Facts.Known(c, f); err != nil {
-				why = facts.Reason(err)
-			}
-			c.unknown[f] = why
-		}
-		if why != "" {
-			if _, seen := byReason[why]; !seen {
-				reasons = append(reasons, why)
-			}
-			byReason[why] = append(byReason[why], string(f))
-		}
+		whys = append(whys, c.unknownReason(f))
 	}
-	parts := make([]string, len(reasons))
-	for i, why := range reasons {
-		parts[i] = why + ": " + strings.Join(byReason[why], ", ")
+	m := c.catalog.composeMissing(ri, r, whys)
+	if c.missing != nil {
+		c.missing[ri] = m
 	}
-	m := missing{reason: strings.Join(parts, "; "), causes: reasons}
-	c.missing[r] = m
 	return m
+}
+
+// composedMissing is the last reason composed for one rule, with the per-fact reasons it came from.
+type composedMissing struct {
+	whys []string
+	m    missing
+}
+
+// composeMissing builds rule ri's "reason: fact, fact" from the reason each of its needed facts is
+// unknown (whys[i] for r.Needs[i], "" when known). A provider gives the same reasons review after
+// review, so the catalog keeps the last composition per rule and reuses it while the reasons match:
+// the webhook then builds no strings for rules it cannot evaluate.
+func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
+	if last := cat.missing[ri].Load(); last != nil && slices.Equal(last.whys, whys) {
+		return last.m
+	}
+	var reasons []string
+	for _, why := range whys {
+		if why != "" && !slices.Contains(reasons, why) {
+			reasons = append(reasons, why)
+		}
+	}
+	m := missing{causes: reasons, known: true}
+	if len(reasons) > 0 {
+		var b strings.Builder
+		for i, why := range reasons {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(why)
+			b.WriteString(": ")
+			n := 0
+			for j, f := range r.Needs {
+				if whys[j] == why {
+					if n > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(string(f))
+					n++
+				}
+			}
+		}
+		m.reason = b.String()
+	}
+	cat.missing[ri].Store(&composedMissing{whys: slices.Clone(whys), m: m})
+	return m
+}
+
+// unknownReason returns why the provider does not know fact f, or "" when it does, asking the
+// provider once per evaluation.
+func (c *Context) unknownReason(f facts.Fact) string {
+	for _, u := range c.unknown {
+		if u.fact == f {
+			return u.why
+		}
+	}
+	why := ""
+	if err := c.Facts.Known(c, f); err != nil {
+		why = facts.Reason(err)
+	}
+	if c.unknown == nil {
+		c.unknown = make([]factReason, 0, 12) // the facts a catalog asks about
+	}
+	c.unknown = append(c.unknown, factReason{f, why})
+	return why
 }
 
 // Counts tallies findings by action.

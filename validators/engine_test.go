@@ -9,6 +9,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -100,6 +101,38 @@ func TestEveryImplementedRuleHasGoldenMessages(t *testing.T) {
 			if !strings.Contains(string(data), "-- fixed --") {
 				t.Errorf("fixable rule %s has no fixed output in %s", r.ID, p)
 			}
+		}
+	}
+}
+
+// TestNotEvaluatedReasonFollowsTheProvider: the catalog reuses the reason it composed for a rule's
+// unknown facts only while the provider gives the same reasons, so one catalog shared by many
+// evaluations (the webhook's) never reports a stale reason.
+func TestNotEvaluatedReasonFollowsTheProvider(t *testing.T) {
+	cat := validators.Default()
+	set := readString(t, "in.yaml", nodeClass("c", baseSpec))
+	noRoles := corpus.Facts(10, 4, 4)
+	noRoles.Roles = nil
+	reason := func(p facts.Provider) string {
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+		for _, n := range res.NotEvaluated {
+			if n.Rule == "node-role-not-found" {
+				return n.Reason
+			}
+		}
+		return ""
+	}
+	for i, tc := range []struct {
+		p    facts.Provider
+		want string
+	}{
+		{facts.None{}, "no facts: roles"},
+		{facts.NewSnapshot(noRoles), "not in the facts snapshot: roles"},
+		{facts.NewSnapshot(corpus.Facts(10, 4, 4)), ""},
+		{facts.None{}, "no facts: roles"},
+	} {
+		if got := reason(tc.p); got != tc.want {
+			t.Errorf("evaluation %d: node-role-not-found reason %q, want %q", i+1, got, tc.want)
 		}
 	}
 }

@@ -167,9 +167,7 @@ func (c *Context) selectedSubnets(o *objects.Object) ([]facts.Subnet, error) {
 	r, ok := c.subnets[o]
 	if !ok {
 		r.subnets, r.err = selectUnion(c, o.NodeClass.Spec.SubnetSelectorTerms, c.Facts.Subnets, func(s facts.Subnet) string { return s.ID })
-		if c.subnets != nil {
-			c.subnets[o] = r
-		}
+		remember(&c.subnets, o, r)
 	}
 	return r.subnets, r.err
 }
@@ -179,9 +177,7 @@ func (c *Context) selectedGroups(o *objects.Object) ([]facts.SecurityGroup, erro
 	r, ok := c.groups[o]
 	if !ok {
 		r.groups, r.err = selectUnion(c, o.NodeClass.Spec.SecurityGroupSelectorTerms, c.Facts.SecurityGroups, func(g facts.SecurityGroup) string { return g.ID })
-		if c.groups != nil {
-			c.groups[o] = r
-		}
+		remember(&c.groups, o, r)
 	}
 	return r.groups, r.err
 }

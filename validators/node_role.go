@@ -325,9 +325,7 @@ func (c *Context) authorization(o *objects.Object) (*authorization, error) {
 		return a.a, a.err
 	}
 	a, err := c.analyseAuthorization(o)
-	if c.auth != nil {
-		c.auth[o] = authResult{a, err}
-	}
+	remember(&c.auth, o, authResult{a, err})
 	return a, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -79,8 +80,8 @@ type Context struct {
 	Progress func(done, total int)
 
 	catalog  *Catalog
-	unknown  map[facts.Fact]string
-	missing  map[*Rule]missing
+	unknown  []factReason
+	missing  []missing
 	userData map[*objects.Object]parsedUserData
 	auth     map[*objects.Object]authResult
 	terms    map[string]termResult
@@ -89,8 +90,9 @@ type Context struct {
 	groups  map[*objects.Object]selection
 	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
 	gaveUp error
-	// nodeClasses indexes Input by name; built on first use in each Evaluate.
-	nodeClasses map[string]*objects.Object
+	// nodeClasses indexes Input by name; built on the second lookup of each Evaluate.
+	nodeClasses        map[string]*objects.Object
+	scannedNodeClasses bool
 }
 
 // unknownFact records that the running rule could not finish because a fact is unknown: the engine
@@ -102,8 +104,26 @@ func (c *Context) unknownFact(err error) []Finding {
 	return nil
 }
 
-// NodeClass returns the EC2NodeClass of that name in the input, or nil.
+// remember stores v under k in the memo *m, making the map on first write.
+func remember[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
+}
+
+// NodeClass returns the EC2NodeClass of that name in the input, or nil. The first lookup of an
+// evaluation scans the input (an admission review looks up one name); later ones build an index.
 func (c *Context) NodeClass(name string) *objects.Object {
+	if c.nodeClasses == nil && !c.scannedNodeClasses {
+		c.scannedNodeClasses = true
+		for _, o := range c.Input {
+			if o.NodeClass != nil && o.Name == name {
+				return o
+			}
+		}
+		return nil
+	}
 	if c.nodeClasses == nil {
 		c.nodeClasses = map[string]*objects.Object{}
 		for _, o := range c.Input {
@@ -121,6 +141,10 @@ func (c *Context) NodeClass(name string) *objects.Object {
 type Catalog struct {
 	rules []*Rule
 	byID  map[string]*Rule
+	// missing holds, per rule, the last reason composed for its unknown facts (see composeMissing).
+	missing []atomic.Pointer[composedMissing]
+	// needFacts counts, per kind, the rules for it that declare needed facts.
+	needFacts map[string]int
 }
 
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
@@ -143,6 +167,15 @@ func NewCatalog(rules ...*Rule) *Catalog {
 		}
 		return c.rules[i].ID < c.rules[j].ID
 	})
+	c.missing = make([]atomic.Pointer[composedMissing], len(c.rules))
+	c.needFacts = map[string]int{}
+	for _, k := range []string{KindEC2NodeClass, KindNodePool, KindAWSAuth} {
+		for _, r := range c.rules {
+			if len(r.Needs) > 0 && r.AppliesTo(k) {
+				c.needFacts[k]++
+			}
+		}
+	}
 	return c
 }
 

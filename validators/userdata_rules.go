@@ -158,8 +158,6 @@ func (c *Context) parseUserData(o *objects.Object) (userdata.UserData, error) {
 		text = *o.NodeClass.Spec.UserData
 	}
 	ud, err := userdata.Parse(family(o.NodeClass), text)
-	if c.userData != nil {
-		c.userData[o] = parsedUserData{ud, err}
-	}
+	remember(&c.userData, o, parsedUserData{ud, err})
 	return ud, err
 }
