@@ -50,6 +50,8 @@ FUZZTIME ?= 30s
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./userdata
+	$(GO) test -run '^$$' -fuzz '^FuzzFastMIME$$' -fuzztime $(FUZZTIME) ./userdata
+	$(GO) test -run '^$$' -fuzz '^FuzzSimpleNodeConfig$$' -fuzztime $(FUZZTIME) ./userdata
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./awsauth
 	$(GO) test -run '^$$' -fuzz '^FuzzFix$$' -fuzztime $(FUZZTIME) ./fix
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./facts

@@ -135,6 +135,15 @@ func parseMIME(text string) ([]Part, error) {
 	if strings.TrimLeft(text, " \t\r\n") != text {
 		return nil, errors.New("userData MIME headers must start on the first line: Karpenter reads the blank lines or spaces before them as an empty header")
 	}
+	if parts, ok := fastParseMIME(text); ok {
+		return parts, nil
+	}
+	return parseMIMEWithLibrary(text)
+}
+
+// parseMIMEWithLibrary parses userData MIME with net/mail and mime/multipart, as Karpenter does,
+// and says why a document is refused.
+func parseMIMEWithLibrary(text string) ([]Part, error) {
 	// net/mail wants CRLF or LF headers followed by a blank line; userData written in YAML block scalars
 	// uses LF, which it accepts.
 	msg, err := mail.ReadMessage(strings.NewReader(text))
@@ -232,6 +241,14 @@ func nodeConfigPartText(body string) (string, error) {
 // checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
 // apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped.
 func checkNodeConfig(text string) error {
+	if simpleNodeConfig(text) {
+		return nil
+	}
+	return checkNodeConfigWithYAML(text)
+}
+
+// checkNodeConfigWithYAML is checkNodeConfig through yaml.v3, which also writes its error messages.
+func checkNodeConfigWithYAML(text string) error {
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	for {
 		var n yaml.Node
