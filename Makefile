@@ -58,6 +58,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzWildcard$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME) ./webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzFromJSON$$' -fuzztime $(FUZZTIME) ./objects
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFast$$' -fuzztime $(FUZZTIME) ./objects
 
 readme: ## regenerate the README rule table and the golden files from the catalog
 	$(GO) test ./... -run 'TestReadme|Golden' -update

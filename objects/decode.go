@@ -43,9 +43,12 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		Kind       any      `yaml:"kind"`
 		Metadata   Metadata `yaml:"metadata"`
 	}
-	if err := root.Decode(&head); err != nil {
-		msg := shiftLines(err, lineOffset)
-		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: msg}
+	if !decodeHeadFast(root, &head.APIVersion, &head.Kind, &head.Metadata) {
+		head.APIVersion, head.Kind, head.Metadata = nil, nil, Metadata{}
+		if err := root.Decode(&head); err != nil {
+			msg := shiftLines(err, lineOffset)
+			return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: msg}
+		}
 	}
 	apiVersion, okA := head.APIVersion.(string)
 	kind, okK := head.Kind.(string)
@@ -98,6 +101,10 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	if o.Name == "" {
 		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s has no metadata.name", kind)}
 	}
+	if decodeViewFast(root, view) {
+		return Decoded{Object: o}, nil
+	}
+	resetView(view)
 	if err := root.Decode(view); err != nil {
 		msg := shiftLines(err, lineOffset)
 		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
@@ -143,4 +150,16 @@ func unsupportedKarpenterKind(group, version, kind string) string {
 func IsKarpenterGroup(apiVersion string) bool {
 	g, _, _ := strings.Cut(apiVersion, "/")
 	return g == GroupKarpenter || g == GroupKarpenterAWS
+}
+
+// resetView empties a view a declined fast decode may have half filled.
+func resetView(view any) {
+	switch v := view.(type) {
+	case *EC2NodeClass:
+		*v = EC2NodeClass{}
+	case *NodePool:
+		*v = NodePool{}
+	case *ConfigMap:
+		*v = ConfigMap{}
+	}
 }

@@ -1,11 +1,13 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -20,7 +22,10 @@ import (
 // or lines to keep (every node is on line 1). FuzzFromJSON holds it to encoding/json's verdicts and
 // values.
 func FromJSON(data []byte, file string) (Decoded, error) {
-	s := &jsonScanner{data: data}
+	s := &jsonScanner{data: data, text: string(data)}
+	// Every node is a key (before a ':') or a value (the root, a key's value or an array element): a
+	// first slab sized from the ':' and '[' holds most trees (array elements beyond two take more).
+	s.slab = make([]yaml.Node, 0, 1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")))
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -43,9 +48,39 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.
 const maxJSONDepth = 10000
 
+// jsonScanner reads JSON into yaml.v3 nodes. It allocates little, since it runs on every review:
+// strings are slices of one copy of the input, nodes come from slabs, and each container's children
+// are gathered on a shared stack and copied once, at their final size.
 type jsonScanner struct {
 	data []byte
+	// text is data as a string; plain strings are slices of it.
+	text string
 	pos  int
+	// slab is where the next nodes are taken from.
+	slab []yaml.Node
+	// stack holds the children of the containers being read.
+	stack []*yaml.Node
+}
+
+// node returns a new node from the slab.
+func (s *jsonScanner) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if len(s.slab) == cap(s.slab) {
+		s.slab = make([]yaml.Node, 0, 16)
+	}
+	s.slab = append(s.slab, yaml.Node{Kind: kind, Tag: tag, Value: value, Line: 1, Column: 1})
+	return &s.slab[len(s.slab)-1]
+}
+
+// children moves the nodes pushed on the stack since mark into an exactly sized slice.
+func (s *jsonScanner) children(mark int) []*yaml.Node {
+	if len(s.stack) == mark {
+		return nil
+	}
+	c := make([]*yaml.Node, len(s.stack)-mark)
+	copy(c, s.stack[mark:])
+	clear(s.stack[mark:])
+	s.stack = s.stack[:mark]
+	return c
 }
 
 func (s *jsonScanner) errorf(format string, args ...any) error {
@@ -82,7 +117,7 @@ func (s *jsonScanner) value(depth int) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := scalar("!!str", str)
+		n := s.node(yaml.ScalarNode, "!!str", str)
 		n.Style = yaml.DoubleQuotedStyle
 		return n, nil
 	case c == 't':
@@ -98,13 +133,15 @@ func (s *jsonScanner) value(depth int) (*yaml.Node, error) {
 }
 
 func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Line: 1, Column: 1}
+	n := s.node(yaml.MappingNode, "!!map", "")
+	n.Style = yaml.FlowStyle
 	s.pos++ // {
 	s.space()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
 		return n, nil
 	}
+	mark := len(s.stack)
 	var seen map[string]bool // past a few keys; fewer are compared in place
 	for {
 		s.space()
@@ -115,7 +152,7 @@ func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if duplicate(n, key, &seen) {
+		if duplicate(s.stack[mark:], key, &seen) {
 			return nil, s.errorf("duplicate key %q", key)
 		}
 		s.space()
@@ -127,7 +164,7 @@ func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.Content = append(n.Content, scalar("!!str", key), v)
+		s.stack = append(s.stack, s.node(yaml.ScalarNode, "!!str", key), v)
 		s.space()
 		if s.pos >= len(s.data) {
 			return nil, s.errorf("unexpected end of input in an object")
@@ -137,6 +174,7 @@ func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
 			s.pos++
 		case '}':
 			s.pos++
+			n.Content = s.children(mark)
 			return n, nil
 		default:
 			return nil, s.errorf("expected ',' or '}' in an object")
@@ -144,22 +182,22 @@ func (s *jsonScanner) object(depth int) (*yaml.Node, error) {
 	}
 }
 
-// duplicate reports whether mapping m already holds key. encoding/json would keep the last value; the
+// duplicate reports whether the keys and values read so far of a mapping hold key. encoding/json would keep the last value; the
 // YAML decoding the rules rely on refuses both, so a duplicate is refused here with its name.
-func duplicate(m *yaml.Node, key string, seen *map[string]bool) bool {
+func duplicate(content []*yaml.Node, key string, seen *map[string]bool) bool {
 	const few = 16
-	if len(m.Content) < 2*few {
-		for i := 0; i < len(m.Content); i += 2 {
-			if m.Content[i].Value == key {
+	if len(content) < 2*few {
+		for i := 0; i < len(content); i += 2 {
+			if content[i].Value == key {
 				return true
 			}
 		}
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]bool, len(m.Content))
-		for i := 0; i < len(m.Content); i += 2 {
-			(*seen)[m.Content[i].Value] = true
+		*seen = make(map[string]bool, len(content))
+		for i := 0; i < len(content); i += 2 {
+			(*seen)[content[i].Value] = true
 		}
 	}
 	if (*seen)[key] {
@@ -170,19 +208,21 @@ func duplicate(m *yaml.Node, key string, seen *map[string]bool) bool {
 }
 
 func (s *jsonScanner) array(depth int) (*yaml.Node, error) {
-	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: 1, Column: 1}
+	n := s.node(yaml.SequenceNode, "!!seq", "")
+	n.Style = yaml.FlowStyle
 	s.pos++ // [
 	s.space()
 	if s.pos < len(s.data) && s.data[s.pos] == ']' {
 		s.pos++
 		return n, nil
 	}
+	mark := len(s.stack)
 	for {
 		v, err := s.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		n.Content = append(n.Content, v)
+		s.stack = append(s.stack, v)
 		s.space()
 		if s.pos >= len(s.data) {
 			return nil, s.errorf("unexpected end of input in an array")
@@ -192,6 +232,7 @@ func (s *jsonScanner) array(depth int) (*yaml.Node, error) {
 			s.pos++
 		case ']':
 			s.pos++
+			n.Content = s.children(mark)
 			return n, nil
 		default:
 			return nil, s.errorf("expected ',' or ']' in an array")
@@ -210,8 +251,13 @@ func (s *jsonScanner) str() (string, error) {
 		case c == '"':
 			s.pos++
 			raw := s.data[start:s.pos]
-			if plain && utf8.Valid(raw) {
-				return string(raw[1 : len(raw)-1]), nil
+			if utf8.Valid(raw) {
+				if plain {
+					return s.text[start+1 : s.pos-1], nil
+				}
+				if out, ok := unescape(raw[1 : len(raw)-1]); ok {
+					return out, nil
+				}
 			}
 			var out string
 			if err := json.Unmarshal(raw, &out); err != nil {
@@ -230,12 +276,57 @@ func (s *jsonScanner) str() (string, error) {
 	return "", s.errorf("unterminated string")
 }
 
+// unescape decodes the one-character escapes of a JSON string (\n in userData, \" in annotations).
+// ok is false for surrogate \u escapes and malformed ones, which encoding/json decodes.
+func unescape(raw []byte) (string, bool) {
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		if i == len(raw) {
+			return "", false
+		}
+		switch raw[i] {
+		case '"', '\\', '/':
+			b = append(b, raw[i])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			// \u003c, \u003e and \u0026 are how Kubernetes writes <, > and &.
+			if i+4 >= len(raw) {
+				return "", false
+			}
+			r, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 32)
+			if err != nil || utf16.IsSurrogate(rune(r)) {
+				return "", false // surrogate pairs and bad escapes: encoding/json decides
+			}
+			b = utf8.AppendRune(b, rune(r))
+			i += 4
+		default:
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
 func (s *jsonScanner) literal(word, tag string) (*yaml.Node, error) {
 	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
 		return nil, s.errorf("invalid literal")
 	}
 	s.pos += len(word)
-	return scalar(tag, word), nil
+	return s.node(yaml.ScalarNode, tag, word), nil
 }
 
 // number reads a number with JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -276,15 +367,11 @@ func (s *jsonScanner) number() (*yaml.Node, error) {
 			return nil, s.errorf("invalid number")
 		}
 	}
-	text := string(s.data[start:s.pos])
+	text := s.text[start:s.pos]
 	if integer {
 		if _, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return scalar("!!int", text), nil
+			return s.node(yaml.ScalarNode, "!!int", text), nil
 		}
 	}
-	return scalar("!!float", text), nil
-}
-
-func scalar(tag, value string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value, Line: 1, Column: 1}
+	return s.node(yaml.ScalarNode, "!!float", text), nil
 }

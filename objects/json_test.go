@@ -71,6 +71,7 @@ func FuzzFromJSON(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":"- rolearn: x"}}`))
 	f.Add([]byte(`{"a":[1,2.5,true,null,{"b":"c"}]} x`))
 	f.Add([]byte(`[[[[[[[[[[`))
+	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"a"},"spec":{"userData":"echo \u003e\u0026 \"x\"\n\t\\ \/ \ud83d\ude00 \udc00 \u00e9"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := objects.FromJSON(data, "")
 		if err != nil && strings.HasPrefix(err.Error(), "line 1: invalid JSON: ") && json.Valid(data) && !strings.Contains(err.Error(), "duplicate key") {
