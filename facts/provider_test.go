@@ -360,3 +360,12 @@ func TestMalformedSnapshotAWSAuth(t *testing.T) {
 	_, err := s.AWSAuth(context.Background())
 	wantUnknown(t, "AWSAuth", err, AWSAuth, "awsAuth in the facts snapshot is malformed (mapRoles line 1: entry has no username)")
 }
+
+// TestClusterMinor: the minor version is read from "1.N" (what EKS reports); anything else is -1.
+func TestClusterMinor(t *testing.T) {
+	for v, want := range map[string]int{"1.33": 33, "1.9": 9, "1.34.2": 34, "2.0": -1, "1": -1, "": -1, "1.x": -1, "v1.33": -1} {
+		if got := (&Cluster{Version: v}).Minor(); got != want {
+			t.Errorf("Minor(%q) = %d, want %d", v, got, want)
+		}
+	}
+}

@@ -47,11 +47,18 @@ func (c *Cluster) HonoursAccessEntries() bool {
 
 // Minor returns the Kubernetes minor version (33 for "1.33"), or -1 when unparsable.
 func (c *Cluster) Minor() int {
-	var major, minor int
-	if _, err := fmt.Sscanf(c.Version, "%d.%d", &major, &minor); err != nil || major != 1 {
+	major, minor, ok := strings.Cut(c.Version, ".")
+	if !ok || major != "1" {
 		return -1
 	}
-	return minor
+	if i := strings.IndexFunc(minor, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		minor = minor[:i] // "1.33-eks-…": Sscanf's %d stopped at the first non-digit too
+	}
+	n, err := strconv.Atoi(minor)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // AccessEntry is an EKS access entry.

@@ -1,7 +1,6 @@
 package objects
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,9 +22,7 @@ import (
 // values.
 func FromJSON(data []byte, file string) (Decoded, error) {
 	s := &jsonScanner{data: data, text: string(data)}
-	// Every node is a key (before a ':') or a value (the root, a key's value or an array element): a
-	// first slab sized from the ':' and '[' holds most trees (array elements beyond two take more).
-	s.slab = make([]yaml.Node, 0, 1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")))
+	s.slab = make([]yaml.Node, 0, nodeEstimate(data))
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -43,6 +40,27 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 		de.Message = strings.ReplaceAll(de.Message, "line 1: ", "")
 	}
 	return d, err
+}
+
+// nodeEstimate counts the nodes of a JSON text for its first slab: every node is a key (before a
+// ':') or a value (the root, a key's value or an array element). Characters inside strings are
+// skipped; array elements past the second of each array take a further slab.
+func nodeEstimate(data []byte) int {
+	n, inString := 1, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == ':':
+			n += 2
+		case c == '[':
+			n += 2
+		}
+	}
+	return n
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.

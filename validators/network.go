@@ -182,8 +182,13 @@ func (c *Context) selectedGroups(o *objects.Object) ([]facts.SecurityGroup, erro
 	return r.groups, r.err
 }
 
-// selectUnion asks the provider for each term and returns the union of the answers, in order.
+// selectUnion asks the provider for each term and returns the union of the answers, in order. The
+// result may be the provider's own answer: read it, do not modify it.
 func selectUnion[T any](c *Context, terms []objects.SelectorTerm, ask func(context.Context, facts.SelectorTerm) ([]T, error), id func(T) string) ([]T, error) {
+	if len(terms) == 1 { // the common case: nothing to merge
+		t := terms[0]
+		return ask(c, facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags})
+	}
 	seen := map[string]bool{}
 	var out []T
 	for _, t := range terms {

@@ -284,9 +284,10 @@ func matchMappings(auth *facts.AWSAuthData, role *facts.Role) roleMappings {
 		return m
 	}
 	cfg := auth.Config
+	pathless := role.PathlessARN()
 	for i, rm := range cfg.MapRoles {
 		switch {
-		case strings.EqualFold(rm.RoleARN, role.PathlessARN()):
+		case strings.EqualFold(rm.RoleARN, pathless):
 			if m.pathless == nil {
 				m.pathless = &cfg.MapRoles[i]
 			}

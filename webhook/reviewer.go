@@ -161,7 +161,9 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 	}
 	if r.Cluster != nil {
 		known = r.Cluster.Synced
-		for _, o := range r.Cluster.NodeClasses() {
+		classes := r.Cluster.NodeClasses()
+		input = make([]*objects.Object, 0, len(classes)+2)
+		for _, o := range classes {
 			if rv.kind == validators.KindEC2NodeClass && o.Name == rv.obj.Name {
 				continue
 			}

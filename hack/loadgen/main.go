@@ -141,7 +141,11 @@ func serve(ctx context.Context, dir string) (func(), string, error) {
 	l.Close()
 	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }}})
-	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), nil, nil, logr.Discard())
+	cluster, err := corpus.NewCluster(200) // serve's watch cache, synced
+	if err != nil {
+		return nil, "", err
+	}
+	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), cluster, nil, logr.Discard())
 	webhook.Register(srv, r, webhook.DefaultLimits())
 	srv.Register("/allow", webhook.Guard(&ctrlwebhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -9,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
 // AdmissionRequests returns CREATE requests for n corpus objects as the API server sends them (the
@@ -38,4 +42,39 @@ func AdmissionRequests(n int) ([]admissionv1.AdmissionRequest, error) {
 		})
 	}
 	return out, nil
+}
+
+// Cluster is what a running webhook's watch cache holds: every corpus EC2NodeClass (class-0 …
+// class-(n-1)), synced. It satisfies webhook.Cluster, so that benchmarks review NodePools against
+// the classes they name, as serve does, rather than warning that the classes are unknown.
+type Cluster struct {
+	classes []*objects.Object
+	byName  map[string]*objects.Object
+}
+
+// NewCluster returns a synced cluster holding the first n corpus EC2NodeClasses.
+func NewCluster(n int) (*Cluster, error) {
+	set := &manifest.Set{}
+	for i := 0; i < n; i++ {
+		set.Add(manifest.Source{Path: fmt.Sprintf("class-%d.yaml", i), Data: []byte(NodeClass(i))})
+	}
+	if len(set.Errors) > 0 {
+		return nil, fmt.Errorf("corpus classes: %v", set.Errors[0])
+	}
+	c := &Cluster{classes: set.Objects, byName: map[string]*objects.Object{}}
+	for _, o := range set.Objects {
+		c.byName[o.Name] = o
+	}
+	return c, nil
+}
+
+// NodeClasses returns the cluster's EC2NodeClasses.
+func (c *Cluster) NodeClasses() []*objects.Object { return c.classes }
+
+// Synced reports the cache as synced.
+func (c *Cluster) Synced(context.Context) error { return nil }
+
+// FetchNodeClass returns the class of that name, or nil.
+func (c *Cluster) FetchNodeClass(_ context.Context, name string) (*objects.Object, error) {
+	return c.byName[name], nil
 }
