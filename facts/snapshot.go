@@ -383,8 +383,9 @@ func (s *Snapshot) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, e
 	if s.facts.AccessEntries == nil {
 		return nil, nil
 	}
+	isPrincipal := role.PrincipalMatcher()
 	for i, e := range *s.facts.AccessEntries {
-		if role.IsPrincipalOf(e.PrincipalARN) {
+		if isPrincipal(e.PrincipalARN) {
 			return &(*s.facts.AccessEntries)[i], nil
 		}
 	}

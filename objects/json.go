@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,10 @@ import (
 // values.
 func FromJSON(data []byte, file string) (Decoded, error) {
 	s := &jsonScanner{data: data, text: string(data)}
-	s.slab = make([]yaml.Node, 0, nodeEstimate(data))
+	// Every node is a key (before a ':') or a value (the root, a key's value or an array element):
+	// counting ':' and '[' (fast, though it counts those inside strings too) sizes a first slab that
+	// holds most trees; arrays of more than two elements may take further slabs.
+	s.slab = make([]yaml.Node, 0, 1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")))
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -40,27 +44,6 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 		de.Message = strings.ReplaceAll(de.Message, "line 1: ", "")
 	}
 	return d, err
-}
-
-// nodeEstimate counts the nodes of a JSON text for its first slab: every node is a key (before a
-// ':') or a value (the root, a key's value or an array element). Characters inside strings are
-// skipped; array elements past the second of each array take a further slab.
-func nodeEstimate(data []byte) int {
-	n, inString := 1, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == ':':
-			n += 2
-		case c == '[':
-			n += 2
-		}
-	}
-	return n
 }
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.
@@ -83,7 +66,7 @@ type jsonScanner struct {
 // node returns a new node from the slab.
 func (s *jsonScanner) node(kind yaml.Kind, tag, value string) *yaml.Node {
 	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]yaml.Node, 0, 16)
+		s.slab = make([]yaml.Node, 0, 32)
 	}
 	s.slab = append(s.slab, yaml.Node{Kind: kind, Tag: tag, Value: value, Line: 1, Column: 1})
 	return &s.slab[len(s.slab)-1]
@@ -263,6 +246,21 @@ func (s *jsonScanner) array(depth int) (*yaml.Node, error) {
 func (s *jsonScanner) str() (string, error) {
 	start := s.pos
 	s.pos++ // "
+	// Most strings are printable ASCII without escapes: find the closing quote, check the bytes
+	// before it, and slice.
+	if i := bytes.IndexByte(s.data[s.pos:], '"'); i >= 0 {
+		clean := true
+		for _, c := range s.data[s.pos : s.pos+i] {
+			if c == '\\' || c < 0x20 || c >= 0x80 {
+				clean = false
+				break
+			}
+		}
+		if clean {
+			s.pos += i + 1
+			return s.text[start+1 : s.pos-1], nil
+		}
+	}
 	plain := true
 	for s.pos < len(s.data) {
 		switch c := s.data[s.pos]; {

@@ -166,10 +166,16 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 	// A rule needs a handful of facts: a small array and linear scans beat maps here.
 	var buf [8]string
 	whys := buf[:0]
+	unknown := false
 	for _, f := range r.Needs {
-		whys = append(whys, c.unknownReason(f))
+		why := c.unknownReason(f)
+		whys = append(whys, why)
+		unknown = unknown || why != ""
 	}
-	m := c.catalog.composeMissing(ri, r, whys)
+	m := missing{known: true}
+	if unknown {
+		m = c.catalog.composeMissing(ri, r, whys)
+	}
 	if c.missing != nil {
 		c.missing[ri] = m
 	}

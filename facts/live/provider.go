@@ -310,8 +310,9 @@ func (p *Provider) principalOf(ctx context.Context, cluster string, role *facts.
 	if err != nil {
 		return "", err
 	}
+	isPrincipal := role.PrincipalMatcher()
 	for _, a := range arns {
-		if role.IsPrincipalOf(a) {
+		if isPrincipal(a) {
 			return a, nil
 		}
 	}
