@@ -2,6 +2,7 @@ package validators_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -13,6 +14,7 @@ import (
 
 // BenchmarkEvaluate measures the whole static catalog on one object (target: under 20 µs per object).
 // The input set holds 100 objects, as a GitOps repository would, so cross-object rules pay their lookups.
+// EC2NodeClassUncommonUserData is the corpus class with userData the parsing fast paths decline.
 func BenchmarkEvaluate(b *testing.B) {
 	benchmarkEvaluate(b, facts.None{})
 }
@@ -29,6 +31,17 @@ func benchmarkEvaluate(b *testing.B, p facts.Provider) {
 		set.Add(manifest.Source{Path: "nc.yaml", Data: []byte(corpus.NodeClass(i))})
 		set.Add(manifest.Source{Path: "np.yaml", Data: []byte(corpus.NodePool(i))})
 	}
+	// The same class with userData the fast paths of package userdata decline (a folded MIME header,
+	// a flow-style NodeConfig), so net/mail, mime/multipart and yaml.v3 parse it.
+	uncommon := strings.NewReplacer(
+		`Content-Type: multipart/mixed; boundary="//"`, "Content-Type: multipart/mixed;\n     boundary=\"//\"",
+		"spec:\n      kubelet:\n        config:\n          shutdownGracePeriod: 30s", "spec: {kubelet: {config: {shutdownGracePeriod: 30s}}}",
+	).Replace(corpus.NodeClass(0))
+	if uncommon == corpus.NodeClass(0) {
+		b.Fatal("the corpus userData changed: update the uncommon variant")
+	}
+	extra := &manifest.Set{}
+	extra.Add(manifest.Source{Path: "uncommon.yaml", Data: []byte(uncommon)})
 	cat := validators.Default()
 	for _, bc := range []struct {
 		name string
@@ -36,6 +49,7 @@ func benchmarkEvaluate(b *testing.B, p facts.Provider) {
 	}{
 		{"EC2NodeClass", set.Objects[0]},
 		{"NodePool", set.Objects[1]},
+		{"EC2NodeClassUncommonUserData", extra.Objects[0]},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := &validators.Context{Context: context.Background(), Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}
