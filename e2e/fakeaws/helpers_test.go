@@ -21,6 +21,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/facts/live"
 )
 
 // clients are the real SDK clients, each pointed at the fake with BaseEndpoint.
@@ -39,6 +40,8 @@ func sdkConfig() aws.Config {
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
 		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
+		// As the live provider does: see live.SafeRequestBodies for the race it avoids.
+		HTTPClient: live.SafeRequestBodies(awshttp.NewBuildableClient()),
 	}
 }
 

@@ -125,10 +125,12 @@ type Clients struct {
 	SSM SSMAPI
 }
 
-// NewClients builds every client from cfg, with metrics on every request and the endpoint override
+// NewClients builds every client from cfg, with request bodies made safe (SafeRequestBodies), metrics
+// on every request and the endpoint override
 // of --aws-endpoint-url (cfg.BaseEndpoint) set on each client: the SDK lets AWS_ENDPOINT_URL_<SERVICE>
 // win over cfg's, and the flag must win over both.
 func NewClients(cfg aws.Config, m *Metrics) Clients {
+	cfg.HTTPClient = SafeRequestBodies(cfg.HTTPClient)
 	if m != nil {
 		cfg.APIOptions = append(slices.Clone(cfg.APIOptions), m.instrument) // every client copies them
 	}
