@@ -41,36 +41,27 @@ func decodeViewFast(root *yaml.Node, view any) bool {
 	d := fastDecoder{ok: true}
 	switch v := view.(type) {
 	case *EC2NodeClass:
-		d.mapping(root, func(k string, n *yaml.Node) {
-			switch k {
-			case "metadata":
-				d.metadata(n, &v.Metadata)
-			case "spec":
-				d.nodeClassSpec(n, &v.Spec)
-			}
-		})
+		d.object(root, &v.Metadata, "spec", func(n *yaml.Node) { d.nodeClassSpec(n, &v.Spec) })
 	case *NodePool:
-		d.mapping(root, func(k string, n *yaml.Node) {
-			switch k {
-			case "metadata":
-				d.metadata(n, &v.Metadata)
-			case "spec":
-				d.nodePoolSpec(n, &v.Spec)
-			}
-		})
+		d.object(root, &v.Metadata, "spec", func(n *yaml.Node) { d.nodePoolSpec(n, &v.Spec) })
 	case *ConfigMap:
-		d.mapping(root, func(k string, n *yaml.Node) {
-			switch k {
-			case "metadata":
-				d.metadata(n, &v.Metadata)
-			case "data":
-				v.Data = d.anyMap(n)
-			}
-		})
+		d.object(root, &v.Metadata, "data", func(n *yaml.Node) { v.Data = d.anyMap(n) })
 	default:
 		return false
 	}
 	return d.ok
+}
+
+// object decodes an object's metadata and its one other field the view reads (spec, or data).
+func (d *fastDecoder) object(root *yaml.Node, meta *Metadata, field string, decode func(*yaml.Node)) {
+	d.mapping(root, func(k string, n *yaml.Node) {
+		switch k {
+		case "metadata":
+			d.metadata(n, meta)
+		case field:
+			decode(n)
+		}
+	})
 }
 
 func (d *fastDecoder) nodeClassSpec(n *yaml.Node, s *EC2NodeClassSpec) {

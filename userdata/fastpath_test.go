@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
 )
 
 // The fast paths must be taken for the userData people write (or they buy nothing) and must decline
@@ -15,7 +17,7 @@ import (
 func TestFastParseMIMETakesCommonDocuments(t *testing.T) {
 	for name, text := range map[string]string{
 		"NodeConfig and shell":    mimeDoc(ncPart, shellPart),
-		"benchmark corpus":        corpusUserData,
+		"benchmark corpus":        corpus.UserData,
 		"preamble and epilogue":   "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\nThis is a multi-part message in MIME format.\n\n--B\n" + shellPart + "--B--\nepilogue\n",
 		"empty body":              "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/x-shellscript\n\n--B--\n",
 		"no part Content-Type":    "Content-Type: multipart/mixed; boundary=B\n\n--B\n\necho hi\n--B--",
@@ -97,7 +99,7 @@ func TestSimpleNodeConfig(t *testing.T) {
 // parts and no error.
 func FuzzFastMIME(f *testing.F) {
 	f.Add(mimeDoc(ncPart, shellPart))
-	f.Add(corpusUserData)
+	f.Add(corpus.UserData)
 	f.Add("Content-Type: multipart/mixed; boundary=B\n\n--B\n\necho --B\n--Bx\n--B--\n")
 	f.Add("Content-Type: multipart/mixed; boundary=B\n\npre\n--B\nContent-Type: text/plain\n\n--B\n\n#!/bin/sh\n--B--\n")
 	f.Fuzz(func(t *testing.T, text string) {

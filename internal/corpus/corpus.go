@@ -50,27 +50,37 @@ spec:
   kubelet:
     maxPods: 110
   userData: |
-    MIME-Version: 1.0
-    Content-Type: multipart/mixed; boundary="//"
-
-    --//
-    Content-Type: application/node.eks.aws
-
-    apiVersion: node.eks.aws/v1alpha1
-    kind: NodeConfig
-    spec:
-      kubelet:
-        config:
-          shutdownGracePeriod: 30s
-    --//
-    Content-Type: text/x-shellscript
-
-    #!/bin/bash
-    echo "vm.max_map_count=262144" >> /etc/sysctl.conf
-    --//--
 `, i%13)
+	for _, line := range strings.SplitAfter(UserData, "\n") {
+		if strings.TrimSpace(line) != "" {
+			b.WriteString("    ")
+		}
+		b.WriteString(line)
+	}
 	return b.String()
 }
+
+// UserData is the userData of every corpus EC2NodeClass: a MIME document with a NodeConfig part and
+// a shell part, the shape AL2023 users write.
+const UserData = `MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="//"
+
+--//
+Content-Type: application/node.eks.aws
+
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  kubelet:
+    config:
+      shutdownGracePeriod: 30s
+--//
+Content-Type: text/x-shellscript
+
+#!/bin/bash
+echo "vm.max_map_count=262144" >> /etc/sysctl.conf
+--//--
+`
 
 // NodePool returns one NodePool document referencing class-i.
 func NodePool(i int) string {
