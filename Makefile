@@ -33,7 +33,7 @@ bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server
 	$(GO) test -count=1 -tags e2e -run '^$$' -bench Audit10k -benchtime 2x -timeout 30m ./e2e/
 
 bench: ## benchmarks whose figures go into BENCHMARKS.md
-	$(GO) test -run '^$$' -bench . -benchmem ./validators ./cmd/karpenter-guard ./facts/live ./webhook
+	$(GO) test -run '^$$' -bench . -benchmem ./validators ./userdata ./objects ./cmd/karpenter-guard ./facts/live ./webhook
 
 loadgen: ## the webhook under load (p50, p99, throughput against a bare handler) for BENCHMARKS.md
 	GOGC=400 $(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64 # GOGC as manifests/base sets it
