@@ -249,10 +249,10 @@ func (d *fastDecoder) metadata(n *yaml.Node, m *Metadata) {
 // yaml.v3. It declines what yaml.v3 would refuse or treat specially: another node kind, a repeated
 // key, a merge key, a key that is not a plain string.
 func (d *fastDecoder) mapping(n *yaml.Node, field func(key string, value *yaml.Node)) {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return
 	}
-	if n.Kind != yaml.MappingNode || !d.uniqueStringKeys(n) {
+	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
 		d.ok = false
 		return
 	}
@@ -281,10 +281,10 @@ func (d *fastDecoder) uniqueStringKeys(n *yaml.Node) bool {
 // sequence decodes a sequence node element by element; null is a nil slice and an empty sequence an
 // empty one, as in yaml.v3.
 func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []T {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return nil
 	}
-	if n.Kind != yaml.SequenceNode {
+	if n.Kind != yaml.SequenceNode || n.Tag != "!!seq" {
 		d.ok = false
 		return nil
 	}
@@ -293,8 +293,8 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 		if !d.ok {
 			return nil
 		}
-		if e.Kind == yaml.AliasNode {
-			d.ok = false
+		if e.Kind == yaml.AliasNode || d.null(e) {
+			d.ok = false // yaml.v3 drops null elements of typed lists
 			return nil
 		}
 		elem(e, &out[i])
@@ -304,7 +304,7 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 
 // pointer decodes an optional field: nil for null, else a new value.
 func pointer[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) *T {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return nil
 	}
 	p := new(T)
@@ -314,7 +314,7 @@ func pointer[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) *T 
 
 // str decodes a string field: a !!str scalar, or null for "".
 func (d *fastDecoder) str(n *yaml.Node) string {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return ""
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
@@ -326,7 +326,7 @@ func (d *fastDecoder) str(n *yaml.Node) string {
 
 // anyString decodes a string into an `any` field: nil for null.
 func (d *fastDecoder) anyString(n *yaml.Node) any {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return nil
 	}
 	return d.str(n)
@@ -334,7 +334,7 @@ func (d *fastDecoder) anyString(n *yaml.Node) any {
 
 // boolean decodes true or false written in lower case (yaml.v3's other spellings go to yaml.v3).
 func (d *fastDecoder) boolean(n *yaml.Node) bool {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return false
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || (n.Value != "true" && n.Value != "false") {
@@ -346,7 +346,7 @@ func (d *fastDecoder) boolean(n *yaml.Node) bool {
 
 // integer decodes a plain decimal integer that fits in bits (other spellings go to yaml.v3).
 func (d *fastDecoder) integer(n *yaml.Node, bits int) int64 {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return 0
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || !plainDecimal(n.Value) {
@@ -374,10 +374,10 @@ func plainDecimal(s string) bool {
 
 // stringMap decodes a map of strings (annotations, labels, tags): !!str keys and values.
 func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return nil
 	}
-	if n.Kind != yaml.MappingNode || !d.uniqueStringKeys(n) {
+	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
 		d.ok = false
 		return nil
 	}
@@ -397,10 +397,10 @@ func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
 // it into map[string]any: strings, plain decimal integers as int, true and false, null, and nested
 // mappings and sequences. Other values (floats, other spellings) decline.
 func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
-	if !d.ok || isNullNode(n) {
+	if !d.ok || d.null(n) {
 		return nil
 	}
-	if n.Kind != yaml.MappingNode || !d.uniqueStringKeys(n) {
+	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
 		d.ok = false
 		return nil
 	}
@@ -413,11 +413,11 @@ func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
 
 func (d *fastDecoder) anyValue(n *yaml.Node) any {
 	switch {
-	case !d.ok:
+	case !d.ok, d.null(n):
 		return nil
 	case n.Kind == yaml.MappingNode:
 		return d.anyMap(n)
-	case n.Kind == yaml.SequenceNode:
+	case n.Kind == yaml.SequenceNode && n.Tag == "!!seq":
 		s := make([]any, len(n.Content))
 		for i, e := range n.Content {
 			s[i] = d.anyValue(e)
@@ -430,8 +430,6 @@ func (d *fastDecoder) anyValue(n *yaml.Node) any {
 	switch n.Tag {
 	case "!!str":
 		return n.Value
-	case "!!null":
-		return nil
 	case "!!bool":
 		return d.boolean(n)
 	case "!!int":
@@ -441,8 +439,18 @@ func (d *fastDecoder) anyValue(n *yaml.Node) any {
 	return nil
 }
 
-// isNullNode reports whether n is a null scalar (yaml.v3 leaves the field zero). Aliases are not
-// followed: the caller sees an alias as a node kind it declines.
-func isNullNode(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+// null reports whether n is null, which yaml.v3 decodes as the zero value. A node tagged !!null
+// that is not a plain null (`!!null x`, a tagged mapping) is declined: yaml.v3 refuses those.
+// Aliases are not followed: the caller sees an alias as a node kind it declines.
+func (d *fastDecoder) null(n *yaml.Node) bool {
+	if n.Tag != "!!null" {
+		return false
+	}
+	switch {
+	case n.Kind != yaml.ScalarNode, n.Style&yaml.TaggedStyle != 0:
+		d.ok = false
+	case n.Value != "" && n.Value != "~" && n.Value != "null" && n.Value != "Null" && n.Value != "NULL":
+		d.ok = false
+	}
+	return true
 }

@@ -100,7 +100,7 @@ func TestDecodeFastAgreesWithYAMLOnGeneratedDocuments(t *testing.T) {
 		"x", `"x"`, "1", "0", "01", "-1", "1.5", "true", "True", "false", "null", "~", "", "[]", "[a, 1]", "{}", "{a: b}",
 		"{a: 1}", "{a: null}", "{a: b, a: c}", "*a", "&a x", "!!str 1", "!!int 1", "99999999999", "2147483648", "[{a: b}]",
 		"[{id: x, tags: {k: v}}]", "[{alias: al2023@latest, owner: amazon}]", "{encrypted: true, volumeSize: 20Gi}", "[x, null]",
-		"{<<: {a: b}}", "[[x]]",
+		"{<<: {a: b}}", "[[x]]", "[a, null, b]", "[null, {key: k}]", "!!null x", "!!null {a: b}", "!!null ~", "!x {a: b}",
 	}
 	fields := []string{
 		"metadata", "name", "namespace", "annotations", "labels", "spec", "amiFamily", "amiSelectorTerms", "subnetSelectorTerms",
@@ -163,4 +163,27 @@ func FuzzDecodeFast(f *testing.F) {
 			agreeWithYAML(t, &n, src)
 		}
 	})
+}
+
+// TestDecodeFastDeclinesWhatYAMLTreatsSpecially pins cases a review found where yaml.v3 does not
+// decode the obvious: it drops null elements of typed lists, and refuses `!!null` on a non-null
+// value or a mapping. The fast path must decline them (or agree).
+func TestDecodeFastDeclinesWhatYAMLTreatsSpecially(t *testing.T) {
+	for name, src := range map[string]string{
+		"null in a list of strings": "kind: NodePool\nspec:\n  template:\n    spec:\n      requirements:\n      - key: k\n        operator: In\n        values: [a, null, b]\n",
+		"null in a list of structs": "kind: NodePool\nspec:\n  template:\n    spec:\n      requirements:\n      - null\n      - key: k\n",
+		"!!null on a string":        "metadata:\n  name: n\n  namespace: !!null x\n",
+		"!!null on a mapping":       "spec:\n  metadataOptions: !!null {httpTokens: required}\n",
+		"!!null in kubelet":         "spec:\n  kubelet: {maxPods: !!null 3}\n",
+		"null in kubelet":           "spec:\n  kubelet: {maxPods: null, a: ~, b: [null]}\n",
+		"custom tag on a mapping":   "spec:\n  metadataOptions: !custom {httpTokens: required}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var n yaml.Node
+			if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+				t.Fatal(err)
+			}
+			agreeWithYAML(t, &n, src)
+		})
+	}
 }

@@ -25,8 +25,9 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 	s := &jsonScanner{data: data, text: string(data)}
 	// Every node is a key (before a ':') or a value (the root, a key's value or an array element):
 	// counting ':' and '[' (fast, though it counts those inside strings too) sizes a first slab that
-	// holds most trees; arrays of more than two elements may take further slabs.
-	s.slab = make([]yaml.Node, 0, 1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")))
+	// holds most objects. The count is capped, since a string of colons would otherwise reserve
+	// memory for nodes that do not exist; larger trees take further slabs.
+	s.slab = make([]yaml.Node, 0, min(1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")), maxFirstSlab))
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -45,6 +46,9 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 	}
 	return d, err
 }
+
+// maxFirstSlab bounds the first slab of nodes: EC2NodeClasses and NodePools have well under 256.
+const maxFirstSlab = 256
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.
 const maxJSONDepth = 10000
@@ -66,7 +70,7 @@ type jsonScanner struct {
 // node returns a new node from the slab.
 func (s *jsonScanner) node(kind yaml.Kind, tag, value string) *yaml.Node {
 	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]yaml.Node, 0, 32)
+		s.slab = make([]yaml.Node, 0, 64)
 	}
 	s.slab = append(s.slab, yaml.Node{Kind: kind, Tag: tag, Value: value, Line: 1, Column: 1})
 	return &s.slab[len(s.slab)-1]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,4 +93,21 @@ func FuzzFromJSON(f *testing.F) {
 			t.Fatalf("values differ for %q:\n%v\n%v", data, want, got)
 		}
 	})
+}
+
+// TestFromJSONMemoryFollowsNodes: the first slab of nodes is sized from the ':' and '[' of the text,
+// which a string full of colons inflates; it is capped, so such an object costs memory in proportion
+// to its size, not 300 times it.
+func TestFromJSONMemoryFollowsNodes(t *testing.T) {
+	data := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","annotations":{"a":"` + strings.Repeat(":", 1<<20) + `"}}}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := objects.FromJSON(data, ""); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8*uint64(len(data)) {
+		t.Fatalf("decoding %d bytes allocated %d bytes", len(data), got)
+	}
 }

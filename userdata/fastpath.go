@@ -78,13 +78,19 @@ func fastParseMIME(text string) (parts []Part, ok bool) {
 	}
 }
 
+// maxFastHeaders is the most header lines the fast path reads in a block; userData has a handful.
+const maxFastHeaders = 100
+
 // fastHeaders reads a header block of "Name: value" lines ended by a blank line and returns the
 // first Content-Type value and the text after the blank line. It declines folded lines, names with
 // characters outside letters, digits and '-', a missing blank line, and (in a part, where NextPart
 // would decode it) Content-Transfer-Encoding.
 func fastHeaders(text string, part bool) (contentType, rest string, ok bool) {
 	seen := false
-	for {
+	for n := 0; ; n++ {
+		if n == maxFastHeaders {
+			return "", "", false // multipart refuses parts with more than 10,000 headers
+		}
 		line, after, found := strings.Cut(text, "\n")
 		if !found {
 			return "", "", false
@@ -276,6 +282,9 @@ func simpleNodeConfig(text string) bool {
 	return api == "node.eks.aws/v1alpha1" && kind == "NodeConfig"
 }
 
+// maxFastKey is the longest mapping key the fast path accepts.
+const maxFastKey = 128
+
 // cutKey splits "key:" or "key: value" for a key of letters, digits and "_./-" that starts with a
 // letter, digit or '_'.
 func cutKey(s string) (key, value string, ok bool) {
@@ -284,6 +293,9 @@ func cutKey(s string) (key, value string, ok bool) {
 		return "", "", false
 	}
 	key = s[:i]
+	if len(key) > maxFastKey {
+		return "", "", false // YAML limits simple keys to 1,024 characters
+	}
 	for j := 0; j < len(key); j++ {
 		c := key[j]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||

@@ -49,6 +49,7 @@ func TestFastParseMIMEDeclinesWhatItDoesNotKnow(t *testing.T) {
 		"no boundary parameter":     "Content-Type: multipart/mixed\n\n--B\n\necho hi\n--B--\n",
 		"header line without colon": "Content-Type: multipart/mixed; boundary=B\n\n--B\nnot a header\n\necho hi\n--B--\n",
 		"junk after close boundary": "Content-Type: multipart/mixed; boundary=B\n\n--B\n\necho hi\n--B--junk\n",
+		"10,001 part headers":       "Content-Type: multipart/mixed; boundary=B\n\n--B\n" + strings.Repeat("A:\n", 10001) + "\necho hi\n--B--\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got, ok := fastParseMIME(text); ok {
@@ -81,6 +82,8 @@ func TestSimpleNodeConfig(t *testing.T) {
 		{"tab indentation", head + "spec:\n\ta: b\n", false},
 		{"indented first line", "  " + head, false},
 		{"mapping value after scalar", head + "spec: x: y\n", false},
+		{"key longer than YAML allows", head + strings.Repeat("k", 1025) + ": v\n", false},
+		{"long nested key", head + "spec:\n  " + strings.Repeat("k", 1025) + ": v\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := simpleNodeConfig(tc.text); got != tc.want {

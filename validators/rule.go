@@ -78,6 +78,9 @@ type Context struct {
 	Old       *objects.Object
 	// Progress, when set, is called after each object with how many are done of how many.
 	Progress func(done, total int)
+	// FindNodeClass, when set, answers NodeClass lookups in place of Input: the webhook's cluster
+	// cache is indexed by name, and a review should not read every stored class to find one.
+	FindNodeClass func(name string) *objects.Object
 
 	catalog  *Catalog
 	unknown  []factReason
@@ -112,9 +115,13 @@ func remember[K comparable, V any](m *map[K]V, k K, v V) {
 	(*m)[k] = v
 }
 
-// NodeClass returns the EC2NodeClass of that name in the input, or nil. The first lookup of an
-// evaluation scans the input (an admission review looks up one name); later ones build an index.
+// NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the
+// class in the input, or nil. The first lookup of an evaluation scans the input; later ones build an
+// index.
 func (c *Context) NodeClass(name string) *objects.Object {
+	if c.FindNodeClass != nil {
+		return c.FindNodeClass(name)
+	}
 	if c.nodeClasses == nil && !c.scannedNodeClasses {
 		c.scannedNodeClasses = true
 		for _, o := range c.Input {

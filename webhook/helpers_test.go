@@ -42,6 +42,15 @@ type fixedCluster struct{ classes []*objects.Object }
 func (c fixedCluster) NodeClasses() []*objects.Object { return c.classes }
 func (fixedCluster) Synced(context.Context) error     { return nil }
 
+func (c fixedCluster) NodeClass(name string) *objects.Object {
+	for _, o := range c.classes {
+		if o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
 func (c fixedCluster) FetchNodeClass(_ context.Context, name string) (*objects.Object, error) {
 	return nil, nil // everything the cluster holds is in classes
 }

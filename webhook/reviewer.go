@@ -28,6 +28,8 @@ import (
 type Cluster interface {
 	// NodeClasses returns the cluster's EC2NodeClasses (do not modify them).
 	NodeClasses() []*objects.Object
+	// NodeClass returns the cluster's EC2NodeClass of that name, or nil.
+	NodeClass(name string) *objects.Object
 	// Synced returns nil once the objects are complete (the watch caches have synced), else why not.
 	Synced(ctx context.Context) error
 	// FetchNodeClass asks the API server for one EC2NodeClass (nil when there is none), for a class
@@ -147,61 +149,72 @@ func errored(code int32, rv *review, err error) *admission.Response {
 	return &resp
 }
 
-// evaluate runs cat on the review's object within the aws.timeout budget, with the cluster's
-// EC2NodeClasses (the object itself in place of its stored version) as the other objects.
+// evaluate runs cat on the review's object within the aws.timeout budget. The rules find the
+// cluster's EC2NodeClasses through the cache's index, with the object under review in place of its
+// stored version; aws-auth reviews, which check every class, get them all as input.
 func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *review) validators.Result {
 	// The review's own budget, not the connection's: a server shutting down cancels the contexts of
 	// requests in flight, which must still be answered in full.
 	budget := r.Config.AWS.Timeout.Duration
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	var input []*objects.Object
+	c := &validators.Context{
+		Context: ctx, Config: r.Config, Scope: validators.ScopeAdmission, Operation: string(rv.req.Operation), Old: rv.old,
+	}
 	known := func(ctx context.Context) error {
 		return facts.Unknown(facts.ClusterNodeClasses, "karpenter-guard has no access to the cluster's EC2NodeClasses")
 	}
+	find := func(string) *objects.Object { return nil }
 	if r.Cluster != nil {
-		known = r.Cluster.Synced
-		classes := r.Cluster.NodeClasses()
-		input = make([]*objects.Object, 0, len(classes)+2)
-		for _, o := range classes {
-			if rv.kind == validators.KindEC2NodeClass && o.Name == rv.obj.Name {
-				continue
+		known, find = r.Cluster.Synced, r.Cluster.NodeClass
+	}
+	switch rv.kind {
+	case validators.KindEC2NodeClass:
+		self, deleted, stored := rv.obj, rv.req.Operation == admissionv1.Delete, find
+		find = func(name string) *objects.Object {
+			switch {
+			case name != self.Name:
+				return stored(name)
+			case deleted:
+				return nil
 			}
-			input = append(input, o)
+			return self
+		}
+		if !deleted {
+			c.Input = []*objects.Object{self}
+		}
+	case validators.KindNodePool:
+		if fetched := r.missingNodeClass(ctx, rv.obj, find); fetched != nil {
+			stored := find
+			find = func(name string) *objects.Object {
+				if name == fetched.Name {
+					return fetched
+				}
+				return stored(name)
+			}
+		}
+	case validators.KindAWSAuth:
+		if r.Cluster != nil {
+			c.Input = r.Cluster.NodeClasses()
 		}
 	}
-	if rv.kind == validators.KindEC2NodeClass && rv.req.Operation != admissionv1.Delete {
-		input = append(input, rv.obj)
-	}
-	if r.Cluster != nil && rv.kind == validators.KindNodePool {
-		input = append(input, r.missingNodeClass(ctx, rv.obj, input)...)
-	}
-	return cat.Evaluate(&validators.Context{
-		Context: ctx, Config: r.Config, Facts: facts.WithClusterNodeClasses(r.Facts, known), Input: input,
-		Scope: validators.ScopeAdmission, Operation: string(rv.req.Operation), Old: rv.old,
-	}, []*objects.Object{rv.obj})
+	c.FindNodeClass = find
+	c.Facts = facts.WithClusterNodeClasses(r.Facts, known)
+	return cat.Evaluate(c, []*objects.Object{rv.obj})
 }
 
 // missingNodeClass fetches the EC2NodeClass a NodePool refers to when the watch does not have it:
 // applying a class and its pool together must not warn that the class is missing.
-func (r *Reviewer) missingNodeClass(ctx context.Context, pool *objects.Object, have []*objects.Object) []*objects.Object {
+func (r *Reviewer) missingNodeClass(ctx context.Context, pool *objects.Object, find func(string) *objects.Object) *objects.Object {
 	ref := pool.NodePool.Spec.Template.Spec.NodeClassRef
-	if ref == nil || ref.Name == "" {
+	if r.Cluster == nil || ref == nil || ref.Name == "" || find(ref.Name) != nil {
 		return nil
-	}
-	for _, o := range have {
-		if o.Name == ref.Name {
-			return nil
-		}
 	}
 	o, err := r.Cluster.FetchNodeClass(ctx, ref.Name)
-	if err != nil || o == nil {
-		if err != nil {
-			r.Log.Info("could not look up the NodePool's EC2NodeClass", "nodeClass", ref.Name, "error", err.Error())
-		}
-		return nil
+	if err != nil {
+		r.Log.Info("could not look up the NodePool's EC2NodeClass", "nodeClass", ref.Name, "error", err.Error())
 	}
-	return []*objects.Object{o}
+	return o
 }
 
 // Validate answers /validate: the whole catalog, decided by the mode and the per-rule actions.

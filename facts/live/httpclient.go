@@ -17,7 +17,12 @@ import (
 // read goes through WriteTo, gets io.EOF, counts it as a failed write and closes the connection while
 // the response is still being read: the call fails with "use of closed network connection". Read
 // after close returns a plain end of data, which the transport accepts.
-// A nil client is the SDK's default one; an already wrapped client is returned as it is.
+//
+// A nil client is the SDK's default one; an already wrapped client is returned as it is. The SDK
+// applies the timeouts of AWS_DEFAULTS_MODE only to its own client type, so with this wrapper they do
+// not apply; the default mode, legacy, sets none. NewClients wraps the loaded configuration's client,
+// after AWS_CA_BUNDLE has been applied to it (which needs the SDK's own type); the credential
+// providers, built while loading, keep the unwrapped client.
 func SafeRequestBodies(c aws.HTTPClient) aws.HTTPClient {
 	switch c.(type) {
 	case nil:

@@ -221,6 +221,14 @@ func (co *ClusterObjects) NodeClasses() []*objects.Object {
 	return ncs
 }
 
+// NodeClass returns the stored EC2NodeClass of that name, or nil: a review looks up one class, and
+// scanning the snapshot for it would read every stored object.
+func (co *ClusterObjects) NodeClass(name string) *objects.Object {
+	co.mu.RLock()
+	defer co.mu.RUnlock()
+	return co.byKey[EC2NodeClassGVK.Kind+"/"+name]
+}
+
 // NodePools returns the NodePools (a snapshot; do not modify).
 func (co *ClusterObjects) NodePools() []*objects.Object {
 	_, nps := co.snapshots()

@@ -75,6 +75,9 @@ func TestClusterObjectsFollowTheWatch(t *testing.T) {
 	if got := role(); got != "NodeRoleB" || changes.Load() != 2 {
 		t.Errorf("after a spec edit: role %q, %d changes; want NodeRoleB, 2", got, changes.Load())
 	}
+	if o := co.NodeClass("default"); o == nil || o.NodeClass.Spec.Role != "NodeRoleB" || co.NodeClass("other") != nil {
+		t.Errorf("NodeClass by name: %+v, and %+v for a class that does not exist", o, co.NodeClass("other"))
+	}
 
 	labelled := nodeClass("default", "4", 2, "NodeRoleB")
 	labelled.SetLabels(map[string]string{"team": "payments"})
@@ -84,8 +87,8 @@ func TestClusterObjectsFollowTheWatch(t *testing.T) {
 	}
 
 	inf.Delete(labelled)
-	if n := len(co.NodeClasses()); n != 0 || changes.Load() != 4 {
-		t.Errorf("after delete: %d EC2NodeClasses, %d changes", n, changes.Load())
+	if n := len(co.NodeClasses()); n != 0 || changes.Load() != 4 || co.NodeClass("default") != nil {
+		t.Errorf("after delete: %d EC2NodeClasses, %d changes, NodeClass %+v", n, changes.Load(), co.NodeClass("default"))
 	}
 }
 

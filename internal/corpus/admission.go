@@ -71,10 +71,13 @@ func NewCluster(n int) (*Cluster, error) {
 // NodeClasses returns the cluster's EC2NodeClasses.
 func (c *Cluster) NodeClasses() []*objects.Object { return c.classes }
 
+// NodeClass returns the class of that name, or nil.
+func (c *Cluster) NodeClass(name string) *objects.Object { return c.byName[name] }
+
 // Synced reports the cache as synced.
 func (c *Cluster) Synced(context.Context) error { return nil }
 
 // FetchNodeClass returns the class of that name, or nil.
 func (c *Cluster) FetchNodeClass(_ context.Context, name string) (*objects.Object, error) {
-	return c.byName[name], nil
+	return c.NodeClass(name), nil
 }
