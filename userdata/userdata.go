@@ -84,13 +84,14 @@ func Parse(family, text string) (UserData, error) {
 			if err != nil {
 				return UserData{}, err
 			}
-			for _, p := range parts {
+			for i, p := range parts {
 				if p.Kind == KindNodeConfig {
-					body, err := nodeConfigPartText(p.Body)
+					where := fmt.Sprintf("MIME part %d of userData", i+1)
+					body, err := nodeConfigPartText(p.Body, where)
 					if err != nil {
 						return UserData{}, err
 					}
-					if err := checkNodeConfig(body); err != nil {
+					if err := checkNodeConfig(body, where); err != nil {
 						return UserData{}, err
 					}
 				}
@@ -98,7 +99,7 @@ func Parse(family, text string) (UserData, error) {
 			return UserData{MIME: true, Parts: parts}, nil
 		}
 		if family == FamilyAL2023 && looksLikeNodeConfig(text) {
-			if err := checkNodeConfig(text); err != nil {
+			if err := checkNodeConfig(text, "userData"); err != nil {
 				return UserData{}, err
 			}
 			return UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: text}}}, nil
@@ -220,8 +221,9 @@ func classify(mediaType, body string) Part {
 }
 
 // nodeConfigPartText returns the text nodeadm reads from a NodeConfig MIME part: like nodeadm, it
-// base64-decodes a body that is valid base64, then decompresses gzip data.
-func nodeConfigPartText(body string) (string, error) {
+// base64-decodes a body that is valid base64, then decompresses gzip data. where names the part in
+// errors.
+func nodeConfigPartText(body, where string) (string, error) {
 	b := []byte(body)
 	if d, err := base64.StdEncoding.DecodeString(body); err == nil {
 		b = d
@@ -232,23 +234,31 @@ func nodeConfigPartText(body string) (string, error) {
 			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
 		}
 		if err != nil {
-			return "", fmt.Errorf("NodeConfig in userData is gzip data that cannot be decompressed: %s", wording.OneLine(err.Error()))
+			return "", fmt.Errorf("NodeConfig in %s is gzip data that cannot be decompressed: %s", where, wording.OneLine(err.Error()))
 		}
 	}
 	return string(b), nil
 }
 
 // checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
-// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped.
-func checkNodeConfig(text string) error {
+// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped. where names the
+// text in errors ("userData", "MIME part 2 of userData"); their line numbers count within it.
+func checkNodeConfig(text, where string) error {
 	if simpleNodeConfig(text) {
 		return nil
 	}
-	return checkNodeConfigWithYAML(text)
+	return checkNodeConfigWithYAML(text, where)
 }
 
 // checkNodeConfigWithYAML is checkNodeConfig through yaml.v3, which also writes its error messages.
-func checkNodeConfigWithYAML(text string) error {
+func checkNodeConfigWithYAML(text, where string) error {
+	inPart := where != "userData"
+	lines := func(msg string) string {
+		if inPart { // "line 4:" would be read as a line of the whole userData
+			msg = yamlLineRE.ReplaceAllString(msg, "line $1 of the part:")
+		}
+		return msg
+	}
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	for {
 		var n yaml.Node
@@ -257,7 +267,7 @@ func checkNodeConfigWithYAML(text string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("NodeConfig in userData is not valid YAML: %s", wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+			return fmt.Errorf("NodeConfig in %s is not valid YAML: %s", where, lines(wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: "))))
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue
@@ -268,10 +278,10 @@ func checkNodeConfigWithYAML(text string) error {
 			Kind       string `yaml:"kind"`
 		}
 		if root.Kind != yaml.MappingNode || root.Decode(&doc) != nil {
-			return fmt.Errorf("NodeConfig in userData (line %d) is not a YAML mapping with string apiVersion and kind; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", root.Line)
+			return fmt.Errorf("NodeConfig in %s (%s) is not a YAML mapping with string apiVersion and kind; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", where, strings.TrimSuffix(lines(fmt.Sprintf("line %d:", root.Line)), ":"))
 		}
 		if doc.APIVersion != "node.eks.aws/v1alpha1" || doc.Kind != "NodeConfig" {
-			return fmt.Errorf("NodeConfig in userData has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", doc.APIVersion, doc.Kind)
+			return fmt.Errorf("NodeConfig in %s has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", where, doc.APIVersion, doc.Kind)
 		}
 	}
 }
@@ -287,6 +297,7 @@ type Command struct {
 
 var (
 	nodeConfigHeadRE = regexp.MustCompile(`(?m)^(apiVersion|kind):`)
+	yamlLineRE       = regexp.MustCompile(`\bline (\d+):`)
 	bootstrapRE      = regexp.MustCompile(`/etc/eks/bootstrap\.sh`)
 	nodeadmInitRE    = regexp.MustCompile(`\bnodeadm\s+init\b`)
 )
