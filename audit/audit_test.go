@@ -187,7 +187,7 @@ func TestProblemsInReports(t *testing.T) {
 	}
 	reps := audit.Reports(o, config.ModeEnforce, time.Now())
 	want := map[string]string{
-		"ClusterPolicyReport/karpenter-guard":               "karpenter.k8s.aws/v1 EC2NodeClass unreadable: not audited: EC2NodeClass \"unreadable\": expected a string, found a list",
+		"ClusterPolicyReport/karpenter-guard":               "karpenter.k8s.aws/v1 EC2NodeClass unreadable: not audited: EC2NodeClass \"unreadable\": spec.role: expected a string, found a list",
 		"PolicyReport/kube-system/karpenter-guard-aws-auth": "v1 ConfigMap kube-system/aws-auth: not audited: cannot read kube-system/aws-auth: ",
 	}
 	for _, r := range reps {

@@ -43,10 +43,10 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		Kind       any      `yaml:"kind"`
 		Metadata   Metadata `yaml:"metadata"`
 	}
-	if !decodeHeadFast(root, &head.APIVersion, &head.Kind, &head.Metadata) {
+	if ok, bad := decodeHeadFast(root, &head.APIVersion, &head.Kind, &head.Metadata); !ok {
 		head.APIVersion, head.Kind, head.Metadata = nil, nil, Metadata{}
 		if err := root.Decode(&head); err != nil {
-			msg := shiftLines(err, lineOffset)
+			msg := withField(shiftLines(err, lineOffset), root, bad)
 			return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: msg}
 		}
 	}
@@ -101,15 +101,60 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	if o.Name == "" {
 		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s has no metadata.name", kind)}
 	}
-	if decodeViewFast(root, view) {
+	ok, bad := decodeViewFast(root, view)
+	if ok {
 		return Decoded{Object: o}, nil
 	}
 	resetView(view)
 	if err := root.Decode(view); err != nil {
-		msg := shiftLines(err, lineOffset)
+		msg := withField(shiftLines(err, lineOffset), root, bad)
 		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
 	}
 	return Decoded{Object: o}, nil
+}
+
+// withField names the field of a one-error yaml.v3 message when its line cannot: in JSON, as the API
+// server sends objects, every node is on line 1, and "expected a string, found a list" alone does not
+// say where. bad is the node the fast decoder stopped at, which is where yaml.v3 fails on such input.
+func withField(msg string, root, bad *yaml.Node) string {
+	if bad == nil || bad.Line != root.Line || strings.Contains(msg, "; ") {
+		return msg
+	}
+	path, found := pathTo(root, bad, nil)
+	if !found || len(path) == 0 {
+		return msg
+	}
+	field := Path(path...) + ": "
+	if m := yamlLineRE.FindStringIndex(msg); m != nil && m[0] == 0 {
+		return msg[:m[1]] + " " + field + strings.TrimPrefix(msg[m[1]:], " ")
+	}
+	return field + msg
+}
+
+// pathTo returns the path elements (keys and indices) from n down to target.
+func pathTo(n, target *yaml.Node, path []any) ([]any, bool) {
+	if n == target {
+		return path, true
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k == target {
+				return append(path, k.Value), true
+			}
+			if p, ok := pathTo(v, target, append(path, k.Value)); ok {
+				return p, true
+			}
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			if p, ok := pathTo(e, target, append(path, i)); ok {
+				return p, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // errorLine returns the file line of the first "line N:" of a shifted yaml.v3 error, else fallback.

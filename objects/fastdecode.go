@@ -17,11 +17,24 @@ import (
 // whenever it answers, yaml.v3 decodes the same values.
 
 // fastDecoder holds whether the walk is still exact; every method is a no-op once it is not.
-type fastDecoder struct{ ok bool }
+type fastDecoder struct {
+	ok bool
+	// bad is the node it declined at: for an object without lines (JSON), where the node is tells
+	// the reader which field yaml.v3's error is about.
+	bad *yaml.Node
+}
+
+// decline stops the walk at node n.
+func (d *fastDecoder) decline(n *yaml.Node) {
+	if d.ok {
+		d.ok, d.bad = false, n
+	}
+}
 
 // decodeHeadFast fills the head of Decode: apiVersion and kind as strings (nil when absent) and the
 // metadata.
-func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) bool {
+// When it declines, bad is the node it stopped at.
+func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) (ok bool, bad *yaml.Node) {
 	d := fastDecoder{ok: true}
 	d.mapping(root, func(k string, v *yaml.Node) {
 		switch k {
@@ -33,11 +46,12 @@ func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) bool
 			d.metadata(v, meta)
 		}
 	})
-	return d.ok
+	return d.ok, d.bad
 }
 
-// decodeViewFast fills view, one of *EC2NodeClass, *NodePool or *ConfigMap, from root.
-func decodeViewFast(root *yaml.Node, view any) bool {
+// decodeViewFast fills view, one of *EC2NodeClass, *NodePool or *ConfigMap, from root. When it
+// declines, bad is the node it stopped at.
+func decodeViewFast(root *yaml.Node, view any) (ok bool, bad *yaml.Node) {
 	d := fastDecoder{ok: true}
 	switch v := view.(type) {
 	case *EC2NodeClass:
@@ -47,9 +61,9 @@ func decodeViewFast(root *yaml.Node, view any) bool {
 	case *ConfigMap:
 		d.object(root, &v.Metadata, "data", func(n *yaml.Node) { v.Data = d.anyMap(n) })
 	default:
-		return false
+		return false, nil
 	}
-	return d.ok
+	return d.ok, d.bad
 }
 
 // object decodes an object's metadata and its one other field the view reads (spec, or data).
@@ -253,7 +267,7 @@ func (d *fastDecoder) mapping(n *yaml.Node, field func(key string, value *yaml.N
 		return
 	}
 	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
-		d.ok = false
+		d.decline(n)
 		return
 	}
 	for i := 0; i+1 < len(n.Content) && d.ok; i += 2 {
@@ -285,7 +299,7 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode || n.Tag != "!!seq" {
-		d.ok = false
+		d.decline(n)
 		return nil
 	}
 	out := make([]T, len(n.Content))
@@ -294,7 +308,7 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 			return nil
 		}
 		if e.Kind == yaml.AliasNode || d.null(e) {
-			d.ok = false // yaml.v3 drops null elements of typed lists
+			d.decline(e) // yaml.v3 drops null elements of typed lists
 			return nil
 		}
 		elem(e, &out[i])
@@ -318,7 +332,7 @@ func (d *fastDecoder) str(n *yaml.Node) string {
 		return ""
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		d.ok = false
+		d.decline(n)
 		return ""
 	}
 	return n.Value
@@ -338,7 +352,7 @@ func (d *fastDecoder) boolean(n *yaml.Node) bool {
 		return false
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || (n.Value != "true" && n.Value != "false") {
-		d.ok = false
+		d.decline(n)
 		return false
 	}
 	return n.Value == "true"
@@ -350,12 +364,12 @@ func (d *fastDecoder) integer(n *yaml.Node, bits int) int64 {
 		return 0
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || !plainDecimal(n.Value) {
-		d.ok = false
+		d.decline(n)
 		return 0
 	}
 	v, err := strconv.ParseInt(n.Value, 10, bits)
 	if err != nil {
-		d.ok = false
+		d.decline(n)
 	}
 	return v
 }
@@ -378,14 +392,14 @@ func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
-		d.ok = false
+		d.decline(n)
 		return nil
 	}
 	m := make(map[string]string, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		v := n.Content[i+1]
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-			d.ok = false
+			d.decline(v)
 			return nil
 		}
 		m[n.Content[i].Value] = v.Value
@@ -401,7 +415,7 @@ func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
-		d.ok = false
+		d.decline(n)
 		return nil
 	}
 	m := make(map[string]any, len(n.Content)/2)
@@ -424,7 +438,7 @@ func (d *fastDecoder) anyValue(n *yaml.Node) any {
 		}
 		return s
 	case n.Kind != yaml.ScalarNode:
-		d.ok = false
+		d.decline(n)
 		return nil
 	}
 	switch n.Tag {
@@ -435,7 +449,7 @@ func (d *fastDecoder) anyValue(n *yaml.Node) any {
 	case "!!int":
 		return int(d.integer(n, strconv.IntSize))
 	}
-	d.ok = false
+	d.decline(n)
 	return nil
 }
 
@@ -448,9 +462,9 @@ func (d *fastDecoder) null(n *yaml.Node) bool {
 	}
 	switch {
 	case n.Kind != yaml.ScalarNode, n.Style&yaml.TaggedStyle != 0:
-		d.ok = false
+		d.decline(n)
 	case n.Value != "" && n.Value != "~" && n.Value != "null" && n.Value != "Null" && n.Value != "NULL":
-		d.ok = false
+		d.decline(n)
 	}
 	return true
 }

@@ -111,3 +111,19 @@ func TestFromJSONMemoryFollowsNodes(t *testing.T) {
 		t.Fatalf("decoding %d bytes allocated %d bytes", len(data), got)
 	}
 }
+
+// TestFromJSONNamesTheField: in JSON every node is on line 1, so a wrong type is reported with the
+// field's path instead ("spec.role: expected a string, found a list"), the way an admission
+// denial should read.
+func TestFromJSONNamesTheField(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"x"},"spec":{"role":["a"]}}`:                                                `EC2NodeClass "x": spec.role: expected a string, found a list`,
+		`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"x"},"spec":{"amiSelectorTerms":[{"alias":"al2023@latest"},{"tags":"x"}]}}`: `EC2NodeClass "x": spec.amiSelectorTerms[1].tags: expected a mapping, found the string ` + "`x`",
+		`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","labels":{"a":{}}}}`:                                                             `metadata.labels.a: expected a string, found a mapping`,
+	} {
+		_, err := objects.FromJSON([]byte(in), "")
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("FromJSON(%s) = %v, want an error ending %q", in, err, want)
+		}
+	}
+}
