@@ -21,19 +21,15 @@ type RotatorOptions struct {
 	ValidatingWebhook, MutatingWebhook string
 	// ExtraDNSNames are more names the certificate covers (a webhook reached by URL, as in tests).
 	ExtraDNSNames []string
-	// Ready is closed once certificates are in place (made here when nil).
+	// Ready is closed once certificates are in place; readiness and the webhook server wait for it.
 	Ready chan struct{}
 }
 
 // AddRotator adds open-policy-agent/cert-controller's rotator to mgr: it creates the CA and serving
 // certificate in the Secret, renews them before they expire, writes them into CertDir (the webhook
-// server's certificate watcher reloads them) and injects the CA into the webhook configurations. The
-// returned channel closes once certificates are in place; readiness waits for it.
-func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) {
-	ready := o.Ready
-	if ready == nil {
-		ready = make(chan struct{})
-	}
+// server's certificate watcher reloads them) and injects the CA into the webhook configurations.
+// o.Ready closes once certificates are in place.
+func AddRotator(mgr manager.Manager, o RotatorOptions) error {
 	names := serviceNames(o.Service, o.Namespace)
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
@@ -42,7 +38,7 @@ func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) 
 		CAOrganization: "karpenter-guard",
 		DNSName:        names[2],
 		ExtraDNSNames:  append([]string{names[3], names[1]}, o.ExtraDNSNames...),
-		IsReady:        ready,
+		IsReady:        o.Ready,
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ValidatingWebhook, Type: rotator.Validating},
 			{Name: o.MutatingWebhook, Type: rotator.Mutating},
@@ -50,7 +46,7 @@ func AddRotator(mgr manager.Manager, o RotatorOptions) (<-chan struct{}, error) 
 		FieldOwner: "karpenter-guard",
 	})
 	if err != nil {
-		return nil, fmt.Errorf("self-managed certificates: %w", err)
+		return fmt.Errorf("self-managed certificates: %w", err)
 	}
-	return ready, nil
+	return nil
 }

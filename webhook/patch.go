@@ -40,7 +40,7 @@ func editsUnchanged(rv *review, edits []validators.Edit) bool {
 		if e.Op == validators.EditAdd {
 			path = e.Path
 		}
-		if !sameValue(objects.Lookup(rv.old.Root, path...), objects.Lookup(rv.obj.Root, path...)) {
+		if !rv.unchanged(path) {
 			return false
 		}
 	}
@@ -86,7 +86,10 @@ func pointer(path ...any) string {
 	return b.String()
 }
 
-func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+// pointerEscaper escapes a JSON-pointer token (RFC 6901); a Replacer is safe for concurrent use.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func escape(s string) string { return pointerEscaper.Replace(s) }
 
 // value decodes an edit's YAML value into the JSON value it stands for.
 func value(n *yaml.Node) any {

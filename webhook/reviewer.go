@@ -41,13 +41,14 @@ type Cluster interface {
 type Reviewer struct {
 	Catalog *validators.Catalog
 	Config  *config.Config
-	Facts   facts.Provider
 	// Cluster gives the cluster's EC2NodeClasses; nil means they are unknown.
 	Cluster Cluster
 	Metrics *Metrics
 	Log     logr.Logger
 
 	fixes *validators.Catalog
+	// facts is the provider the reviewer was given, answering cluster.ec2NodeClasses from Cluster.
+	facts facts.Provider
 }
 
 // NewReviewer returns a reviewer; cluster may be nil.
@@ -61,7 +62,14 @@ func NewReviewer(cat *validators.Catalog, cfg *config.Config, p facts.Provider, 
 	if m == nil {
 		m, _ = NewMetrics(nil)
 	}
-	return &Reviewer{Catalog: cat, Config: cfg, Facts: p, Cluster: cluster, Metrics: m, Log: log, fixes: validators.NewCatalog(fixable...)}
+	known := func(context.Context) error {
+		return facts.Unknown(facts.ClusterNodeClasses, "karpenter-guard has no access to the cluster's EC2NodeClasses")
+	}
+	if cluster != nil {
+		known = cluster.Synced
+	}
+	return &Reviewer{Catalog: cat, Config: cfg, Cluster: cluster, Metrics: m, Log: log, fixes: validators.NewCatalog(fixable...),
+		facts: facts.WithClusterNodeClasses(p, known)}
 }
 
 // review is one decoded admission request.
@@ -159,14 +167,12 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
 	c := &validators.Context{
-		Context: ctx, Config: r.Config, Scope: validators.ScopeAdmission, Operation: string(rv.req.Operation), Old: rv.old,
-	}
-	known := func(ctx context.Context) error {
-		return facts.Unknown(facts.ClusterNodeClasses, "karpenter-guard has no access to the cluster's EC2NodeClasses")
+		Context: ctx, Config: r.Config, Facts: r.facts, Scope: validators.ScopeAdmission,
+		Operation: string(rv.req.Operation), Old: rv.old,
 	}
 	find := func(string) *objects.Object { return nil }
 	if r.Cluster != nil {
-		known, find = r.Cluster.Synced, r.Cluster.NodeClass
+		find = r.Cluster.NodeClass
 	}
 	switch rv.kind {
 	case validators.KindEC2NodeClass:
@@ -179,9 +185,6 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 				return nil
 			}
 			return self
-		}
-		if !deleted {
-			c.Input = []*objects.Object{self}
 		}
 	case validators.KindNodePool:
 		if fetched := r.missingNodeClass(ctx, rv.obj, find); fetched != nil {
@@ -199,7 +202,6 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 		}
 	}
 	c.FindNodeClass = find
-	c.Facts = facts.WithClusterNodeClasses(r.Facts, known)
 	return cat.Evaluate(c, []*objects.Object{rv.obj})
 }
 
@@ -275,5 +277,3 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 	r.Metrics.observe(req, &resp, time.Since(start))
 	return resp
 }
-
-// oneLine folds a multi-line text into one line, for warnings and annotations.

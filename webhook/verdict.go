@@ -69,6 +69,11 @@ func unchangedByUpdate(rv *review, f validators.Finding) bool {
 	if len(path) == 0 {
 		return false
 	}
+	return rv.unchanged(path)
+}
+
+// unchanged reports whether the field at path holds the same value before and after an UPDATE.
+func (rv *review) unchanged(path []any) bool {
 	return sameValue(objects.Lookup(rv.old.Root, path...), objects.Lookup(rv.obj.Root, path...))
 }
 

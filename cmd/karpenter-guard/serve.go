@@ -121,6 +121,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	if o.selfSigned && o.certRotation {
 		return errors.New("--self-signed and --cert-rotation exclude each other")
 	}
+	if o.certRotation && o.namespace == "" {
+		return errors.New("--cert-rotation needs --namespace (or POD_NAMESPACE)")
+	}
 	if o.selfSigned {
 		generated, err := certs.EnsureSelfSigned(o.certDir, certs.Hosts(o.service, o.namespace), 365*24*time.Hour)
 		if err != nil {
@@ -201,14 +204,12 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	}
 	certsReady := closedChannel()
 	if o.certRotation {
-		if o.namespace == "" {
-			return errors.New("--cert-rotation needs --namespace (or POD_NAMESPACE)")
-		}
-		if certsReady, err = certs.AddRotator(mgr, certs.RotatorOptions{CertDir: o.certDir, Namespace: o.namespace, SecretName: o.secret,
+		if err := certs.AddRotator(mgr, certs.RotatorOptions{CertDir: o.certDir, Namespace: o.namespace, SecretName: o.secret,
 			Service: o.service, ValidatingWebhook: o.validatingName, MutatingWebhook: o.mutatingName, ExtraDNSNames: o.certDNSNames,
 			Ready: rotated}); err != nil {
 			return err
 		}
+		certsReady = rotated
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
