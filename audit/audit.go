@@ -27,8 +27,6 @@ import (
 // Outcome is one audit.
 type Outcome struct {
 	validators.Result
-	// Objects are the objects evaluated (their File is "cluster/Kind/name").
-	Objects []*objects.Object
 	// Problems are objects that could not be read as the rules need them (each names the object).
 	Problems []manifest.Error
 	// Partial is set when some rules could not be evaluated for want of facts (AWS unavailable, a
@@ -146,7 +144,7 @@ func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.C
 	complete := func(context.Context) error { return nil } // the objects were listed whole
 	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
 		Input: all, Scope: validators.ScopeAudit, Progress: progress}, all)
-	return &Outcome{Result: res, Objects: all, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
+	return &Outcome{Result: res, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
 }
 
 // toUnstructured converts a typed object.

@@ -153,11 +153,11 @@ func (l *Loop) audit(ctx context.Context) {
 		for _, p := range o.Problems {
 			l.Log.Info("audit: object not read", "object", strings.TrimPrefix(p.File, "cluster/"), "problem", p.Message)
 		}
-		l.Log.Info("audit partial: some objects could not be read or some rules evaluated", "objects", o.Result.Objects, "findings", len(o.Findings),
+		l.Log.Info("audit partial: some objects could not be read or some rules evaluated", "objects", o.Objects, "findings", len(o.Findings),
 			"notEvaluated", len(o.NotEvaluated), "unreadable", len(o.Problems), "took", time.Since(start))
 	default:
 		l.Metrics.runs.WithLabelValues("complete").Inc()
-		l.Log.V(1).Info("audit", "objects", o.Result.Objects, "findings", len(o.Findings), "took", time.Since(start))
+		l.Log.V(1).Info("audit", "objects", o.Objects, "findings", len(o.Findings), "took", time.Since(start))
 	}
 }
 
@@ -186,16 +186,9 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 func (l *Loop) publish(o *Outcome) {
 	l.Metrics.violations.Reset()
 	current := map[string]bool{}
-	byRef := map[objects.Ref]*objects.Object{}
-	for _, ob := range o.Objects {
-		byRef[ob.Ref()] = ob
-	}
 	for _, f := range o.Findings {
 		l.Metrics.violations.WithLabelValues(f.Rule, f.Object.Kind, f.Object.Name, string(f.Action)).Set(1)
-		src := f.Source
-		if src == nil {
-			src = byRef[f.Object]
-		}
+		src := f.Source // the engine sets it on every finding
 		if src == nil || l.Recorder == nil || f.Action == config.ActionAudit {
 			continue
 		}

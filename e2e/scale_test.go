@@ -67,7 +67,7 @@ func BenchmarkAudit10k(b *testing.B) {
 		}
 		sort.Strings(calls)
 		b.Logf("objects %d, findings %d, not evaluated %d; list %v, evaluate %v, reports %v, total %v; AWS calls %d: %s",
-			o.Result.Objects, len(o.Findings), len(o.NotEvaluated), t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond),
+			o.Objects, len(o.Findings), len(o.NotEvaluated), t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond),
 			t3.Sub(t2).Round(time.Millisecond), t3.Sub(t0).Round(time.Millisecond), env.fake.Calls("*"), strings.Join(calls, ", "))
 		b.ReportMetric(float64(env.fake.Calls("*")), "aws-calls")
 		p.Close()

@@ -83,7 +83,7 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 	switch f {
 	case ClusterAuthenticationMode, ClusterVersion, ClusterVPCID:
 		if err != nil {
-			r.fail(sectionCluster, err)
+			r.fail(SectionCluster, err)
 		} else {
 			_, _ = r.Cluster(ctx)
 		}
@@ -102,7 +102,7 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 // Cluster implements Provider.
 func (r *Recorder) Cluster(ctx context.Context) (*Cluster, error) {
 	c, err := r.p.Cluster(ctx)
-	r.keep(sectionCluster, err, func() {
+	r.keep(SectionCluster, err, func() {
 		if c != nil {
 			cp := *c
 			r.cluster = &cp
@@ -205,8 +205,9 @@ func (r *Recorder) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 	return gs, err
 }
 
-// sectionCluster is the recorder's name for the cluster section, which answers the three cluster facts.
-const sectionCluster Fact = "cluster"
+// SectionCluster is the recorder's name for the cluster section (in Gaps), which answers the three
+// cluster facts.
+const SectionCluster Fact = "cluster"
 
 // Gap is a snapshot section the recorder could not write whole.
 type Gap struct {
@@ -230,7 +231,7 @@ func (r *Recorder) Gaps() []Gap {
 	defer r.mu.Unlock()
 	var gaps []Gap
 	for f, reasons := range r.failed {
-		if f == sectionCluster && r.cluster != nil {
+		if f == SectionCluster && r.cluster != nil {
 			continue // one answer is the whole section
 		}
 		gaps = append(gaps, Gap{Section: f, Partial: r.known[f], Transient: r.transient[f], Reasons: slices.Clone(reasons)})

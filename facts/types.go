@@ -87,12 +87,9 @@ func (r *Role) PathlessARN() string {
 	return r.ARN[:i] + ":role/" + r.Name
 }
 
-// IsPrincipalOf reports whether an access entry's principal ARN names the role: EKS keys entries to
-// the ARN given at creation, which may carry the role's path or not (compared case-insensitively).
-func (r *Role) IsPrincipalOf(principalARN string) bool { return r.PrincipalMatcher()(principalARN) }
-
-// PrincipalMatcher returns IsPrincipalOf for scanning many principals: the path-less ARN is built
-// once.
+// PrincipalMatcher returns whether an access entry's principal ARN names the role: EKS keys entries
+// to the ARN given at creation, which may carry the role's path or not (compared case-insensitively).
+// The path-less ARN is built once, for scanning many principals.
 func (r *Role) PrincipalMatcher() func(principalARN string) bool {
 	arn, pathless := r.ARN, r.PathlessARN()
 	return func(p string) bool { return strings.EqualFold(p, arn) || strings.EqualFold(p, pathless) }

@@ -43,7 +43,8 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 		Kind       any      `yaml:"kind"`
 		Metadata   Metadata `yaml:"metadata"`
 	}
-	if ok, bad := decodeHeadFast(root, &head.APIVersion, &head.Kind, &head.Metadata); !ok {
+	headOK, bad := decodeHeadFast(root, &head.APIVersion, &head.Kind, &head.Metadata)
+	if !headOK {
 		head.APIVersion, head.Kind, head.Metadata = nil, nil, Metadata{}
 		if err := root.Decode(&head); err != nil {
 			msg := withField(shiftLines(err, lineOffset), root, bad)
@@ -101,11 +102,14 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	if o.Name == "" {
 		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s has no metadata.name", kind)}
 	}
-	ok, bad := decodeViewFast(root, view)
+	var known *Metadata
+	if headOK {
+		known = &head.Metadata
+	}
+	ok, bad := decodeViewFast(root, view, known)
 	if ok {
 		return Decoded{Object: o}, nil
 	}
-	resetView(view)
 	if err := root.Decode(view); err != nil {
 		msg := withField(shiftLines(err, lineOffset), root, bad)
 		return Decoded{}, &DecodeError{Line: errorLine(msg, line(root)), Message: fmt.Sprintf("%s %q: %s", kind, o.Name, msg)}
@@ -195,16 +199,4 @@ func unsupportedKarpenterKind(group, version, kind string) string {
 func IsKarpenterGroup(apiVersion string) bool {
 	g, _, _ := strings.Cut(apiVersion, "/")
 	return g == GroupKarpenter || g == GroupKarpenterAWS
-}
-
-// resetView empties a view a declined fast decode may have half filled.
-func resetView(view any) {
-	switch v := view.(type) {
-	case *EC2NodeClass:
-		*v = EC2NodeClass{}
-	case *NodePool:
-		*v = NodePool{}
-	case *ConfigMap:
-		*v = ConfigMap{}
-	}
 }

@@ -49,30 +49,47 @@ func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) (ok 
 	return d.ok, d.bad
 }
 
-// decodeViewFast fills view, one of *EC2NodeClass, *NodePool or *ConfigMap, from root. When it
-// declines, bad is the node it stopped at.
-func decodeViewFast(root *yaml.Node, view any) (ok bool, bad *yaml.Node) {
+// decodeViewFast fills view, one of *EC2NodeClass, *NodePool or *ConfigMap, from root, and leaves it
+// untouched when it declines; bad is then the node it stopped at. meta, when not nil, is the
+// metadata decodeHeadFast already read from root: the view takes it instead of decoding it again.
+func decodeViewFast(root *yaml.Node, view any, meta *Metadata) (ok bool, bad *yaml.Node) {
 	d := fastDecoder{ok: true}
 	switch v := view.(type) {
 	case *EC2NodeClass:
-		d.object(root, &v.Metadata, "spec", func(n *yaml.Node) { d.nodeClassSpec(n, &v.Spec) })
+		var nc EC2NodeClass
+		d.object(root, &nc.Metadata, meta, "spec", func(n *yaml.Node) { d.nodeClassSpec(n, &nc.Spec) })
+		if d.ok {
+			*v = nc
+		}
 	case *NodePool:
-		d.object(root, &v.Metadata, "spec", func(n *yaml.Node) { d.nodePoolSpec(n, &v.Spec) })
+		var np NodePool
+		d.object(root, &np.Metadata, meta, "spec", func(n *yaml.Node) { d.nodePoolSpec(n, &np.Spec) })
+		if d.ok {
+			*v = np
+		}
 	case *ConfigMap:
-		d.object(root, &v.Metadata, "data", func(n *yaml.Node) { v.Data = d.anyMap(n) })
+		var cm ConfigMap
+		d.object(root, &cm.Metadata, meta, "data", func(n *yaml.Node) { cm.Data = d.anyMap(n) })
+		if d.ok {
+			*v = cm
+		}
 	default:
 		return false, nil
 	}
 	return d.ok, d.bad
 }
 
-// object decodes an object's metadata and its one other field the view reads (spec, or data).
-func (d *fastDecoder) object(root *yaml.Node, meta *Metadata, field string, decode func(*yaml.Node)) {
+// object decodes an object's metadata (or takes known, when not nil) and its one other field the view
+// reads (spec, or data).
+func (d *fastDecoder) object(root *yaml.Node, meta, known *Metadata, field string, decode func(*yaml.Node)) {
+	if known != nil {
+		*meta = *known
+	}
 	d.mapping(root, func(k string, n *yaml.Node) {
-		switch k {
-		case "metadata":
+		switch {
+		case k == "metadata" && known == nil:
 			d.metadata(n, meta)
-		case field:
+		case k == field:
 			decode(n)
 		}
 	})

@@ -131,15 +131,9 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 
 // notEvalReasons summarises why checks were not evaluated ("no facts", "AWS throttled ec2:DescribeImages").
 func notEvalReasons(ns []validators.NotEvaluated) string {
-	seen := map[string]bool{}
 	var reasons []string
-	for _, n := range ns {
-		for _, why := range n.CauseList() {
-			if !seen[why] {
-				seen[why] = true
-				reasons = append(reasons, why)
-			}
-		}
+	for _, g := range validators.GroupByCause(ns) {
+		reasons = append(reasons, g.Cause)
 	}
 	return strings.Join(reasons, "; ")
 }

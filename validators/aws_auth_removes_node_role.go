@@ -3,7 +3,6 @@ package validators
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -114,7 +113,7 @@ var awsAuthRemovesNodeRole = &Rule{
 				Field: "data.mapRoles",
 				Line:  lineAt(o, "data", "mapRoles"),
 				Message: fmt.Sprintf("%s %s; that mapping is what lets nodes of %s join cluster %s (mode %s), so new nodes would never join",
-					edit, what, plural(l.classes, "EC2NodeClass", "EC2NodeClasses"), cluster.Name, cluster.AuthenticationMode),
+					edit, what, namedList(l.classes, "EC2NodeClass", "EC2NodeClasses"), cluster.Name, cluster.AuthenticationMode),
 				Fix: fix,
 			})
 		}
@@ -147,14 +146,10 @@ func mappedForNodes(auth *facts.AWSAuthData, role *facts.Role, windows bool) (bo
 	return problem == "", problem
 }
 
-// plural names things as `EC2NodeClass "a"` or `EC2NodeClasses "a", "b"`.
-func plural(names []string, one, many string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
+// namedList names things as `EC2NodeClass "a"` or `EC2NodeClasses "a", "b"`.
+func namedList(names []string, one, many string) string {
 	if len(names) == 1 {
-		return one + " " + q[0]
+		return one + " " + quoteList(names)
 	}
-	return many + " " + strings.Join(q, ", ")
+	return many + " " + quoteList(names)
 }

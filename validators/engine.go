@@ -44,13 +44,8 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	// The memos start empty and are made on first write: most evaluations (an admission review, a
 	// benchmark of one object) never write most of them.
 	c.unknown = nil
-	c.missing = nil
-	if len(objs) > 1 {
-		c.missing = make([]missing, len(cat.rules))
-	}
 	c.userData = nil
 	c.nodeClasses = nil
-	c.scannedNodeClasses = false
 	c.auth = nil
 	c.terms = nil
 	c.subnets = nil
@@ -143,8 +138,6 @@ func SortFindings(fs []Finding) {
 type missing struct {
 	reason string
 	causes []string
-	// known is set once the rule's facts have been asked in this evaluation.
-	known bool
 }
 
 // factReason is why one fact is unknown ("" when it is known).
@@ -154,15 +147,9 @@ type factReason struct {
 }
 
 // missingFacts names the facts rule number ri of the catalog needs that the provider does not know.
-// Answers are memoised for the duration of one Evaluate: facts do not change between objects. With
-// one object each rule is asked once, so only multi-object evaluations keep the per-rule memo.
+// Each fact is asked once per Evaluate (unknownReason), and the wording once per change of the
+// provider's reasons (composeMissing).
 func missingFacts(c *Context, ri int, r *Rule) missing {
-	if len(r.Needs) == 0 {
-		return missing{}
-	}
-	if c.missing != nil && c.missing[ri].known {
-		return c.missing[ri]
-	}
 	// A rule needs a handful of facts: a small array and linear scans beat maps here.
 	var buf [8]string
 	whys := buf[:0]
@@ -172,14 +159,10 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 		whys = append(whys, why)
 		unknown = unknown || why != ""
 	}
-	m := missing{known: true}
-	if unknown {
-		m = c.catalog.composeMissing(ri, r, whys)
+	if !unknown {
+		return missing{}
 	}
-	if c.missing != nil {
-		c.missing[ri] = m
-	}
-	return m
+	return c.catalog.composeMissing(ri, r, whys)
 }
 
 // composedMissing is the last reason composed for one rule, with the per-fact reasons it came from.
@@ -189,7 +172,7 @@ type composedMissing struct {
 }
 
 // composeMissing builds rule ri's "reason: fact, fact" from the reason each of its needed facts is
-// unknown (whys[i] for r.Needs[i], "" when known). A provider gives the same reasons review after
+// unknown (whys[i] for r.Needs[i], "" when known; at least one is unknown). A provider gives the same reasons review after
 // review, so the catalog keeps the last composition per rule and reuses it while the reasons match:
 // the webhook then builds no strings for rules it cannot evaluate.
 func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
@@ -202,28 +185,25 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 			reasons = append(reasons, why)
 		}
 	}
-	m := missing{causes: reasons, known: true}
-	if len(reasons) > 0 {
-		var b strings.Builder
-		for i, why := range reasons {
-			if i > 0 {
-				b.WriteString("; ")
-			}
-			b.WriteString(why)
-			b.WriteString(": ")
-			n := 0
-			for j, f := range r.Needs {
-				if whys[j] == why {
-					if n > 0 {
-						b.WriteString(", ")
-					}
-					b.WriteString(string(f))
-					n++
+	var b strings.Builder
+	for i, why := range reasons {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(why)
+		b.WriteString(": ")
+		n := 0
+		for j, f := range r.Needs {
+			if whys[j] == why {
+				if n > 0 {
+					b.WriteString(", ")
 				}
+				b.WriteString(string(f))
+				n++
 			}
 		}
-		m.reason = b.String()
 	}
+	m := missing{reason: b.String(), causes: reasons}
 	cat.missing[ri].Store(&composedMissing{whys: slices.Clone(whys), m: m})
 	return m
 }

@@ -16,21 +16,7 @@ func (c *Catalog) Markdown(sources map[string]string) string {
 		b.WriteString("| ID | kind | default | needs | fixable | trigger |\n|---|---|---|---|---|---|\n")
 	}
 	for _, r := range c.rules {
-		var needs []string
-		for _, n := range r.Needs {
-			needs = append(needs, string(n))
-		}
-		for _, m := range r.MayNeed {
-			needs = append(needs, "("+string(m)+")")
-		}
-		n := strings.Join(needs, ", ")
-		if n == "" {
-			n = "—"
-		}
-		kind := strings.Join(r.Kinds, ", ")
-		if r.Scope != ScopeAll {
-			kind += " (" + string(r.Scope) + " only)"
-		}
+		n, kind := factList(r, "", "—"), r.KindLabel(", ")
 		fixable := ""
 		if r.Fixable {
 			fixable = "yes"
@@ -53,21 +39,7 @@ func (c *Catalog) Reference(sources, tests map[string]string) string {
 		"`deny` refuses (the CLI exits 1), `warn` warns, `audit` only records; a GuardConfig can change any rule's " +
 		"action (`rules: {<id>: off}`). Facts in parentheses are read only in some cases.\n")
 	for _, r := range c.rules {
-		var needs []string
-		for _, n := range r.Needs {
-			needs = append(needs, "`"+string(n)+"`")
-		}
-		for _, m := range r.MayNeed {
-			needs = append(needs, "(`"+string(m)+"`)")
-		}
-		n := strings.Join(needs, ", ")
-		if n == "" {
-			n = "none"
-		}
-		kind := strings.Join(r.Kinds, ", ")
-		if r.Scope != ScopeAll {
-			kind += " (" + string(r.Scope) + " only)"
-		}
+		n, kind := factList(r, "`", "none"), r.KindLabel(", ")
 		fixable := "no"
 		if r.Fixable {
 			fixable = "yes (`check --fix`, and the mutating webhook where it is safe)"
@@ -77,4 +49,20 @@ func (c *Catalog) Reference(sources, tests map[string]string) string {
 			r.ID, r.Doc, kind, r.DefaultAction, n, fixable, src, src, test, test, r.ID, r.ID)
 	}
 	return b.String()
+}
+
+// factList renders the facts a rule needs, each between quote, then those it may need in
+// parentheses; none when there are no facts.
+func factList(r *Rule, quote, none string) string {
+	var needs []string
+	for _, n := range r.Needs {
+		needs = append(needs, quote+string(n)+quote)
+	}
+	for _, m := range r.MayNeed {
+		needs = append(needs, "("+quote+string(m)+quote+")")
+	}
+	if len(needs) == 0 {
+		return none
+	}
+	return strings.Join(needs, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -84,7 +85,6 @@ type Context struct {
 
 	catalog  *Catalog
 	unknown  []factReason
-	missing  []missing
 	userData map[*objects.Object]parsedUserData
 	auth     map[*objects.Object]authResult
 	terms    map[string]termResult
@@ -93,9 +93,8 @@ type Context struct {
 	groups  map[*objects.Object]selection
 	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
 	gaveUp error
-	// nodeClasses indexes Input by name; built on the second lookup of each Evaluate.
-	nodeClasses        map[string]*objects.Object
-	scannedNodeClasses bool
+	// nodeClasses indexes Input by name; built on first use in each Evaluate.
+	nodeClasses map[string]*objects.Object
 }
 
 // unknownFact records that the running rule could not finish because a fact is unknown: the engine
@@ -116,20 +115,10 @@ func remember[K comparable, V any](m *map[K]V, k K, v V) {
 }
 
 // NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the
-// class in the input, or nil. The first lookup of an evaluation scans the input; later ones build an
-// index.
+// class in the input (indexed on first use in each Evaluate), or nil.
 func (c *Context) NodeClass(name string) *objects.Object {
 	if c.FindNodeClass != nil {
 		return c.FindNodeClass(name)
-	}
-	if c.nodeClasses == nil && !c.scannedNodeClasses {
-		c.scannedNodeClasses = true
-		for _, o := range c.Input {
-			if o.NodeClass != nil && o.Name == name {
-				return o
-			}
-		}
-		return nil
 	}
 	if c.nodeClasses == nil {
 		c.nodeClasses = map[string]*objects.Object{}
@@ -196,6 +185,16 @@ func kindOrder(k string) int {
 		return 2
 	}
 	return 3
+}
+
+// KindLabel names the kinds the rule checks, joined by sep, and its scope when it runs in one only:
+// "EC2NodeClass (admission only)".
+func (r *Rule) KindLabel(sep string) string {
+	kind := strings.Join(r.Kinds, sep)
+	if r.Scope != ScopeAll {
+		kind += " (" + string(r.Scope) + " only)"
+	}
+	return kind
 }
 
 // AppliesTo reports whether the rule checks objects of that kind.

@@ -121,7 +121,7 @@ func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Co
 	snap, gaps := rec.Snapshot(), rec.Gaps()
 	if snap.Cluster == nil {
 		for _, g := range gaps {
-			if g.Section == "cluster" {
+			if g.Section == facts.SectionCluster {
 				return nil, nil, fmt.Errorf("could not describe the cluster: %s", g.Reasons[0])
 			}
 		}

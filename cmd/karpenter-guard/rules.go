@@ -67,10 +67,7 @@ func newRulesCommand(g *globalOptions) *cobra.Command {
 					if n == "" {
 						n = "-"
 					}
-					kind := strings.Join(r.Kinds, ",")
-					if r.Scope != validators.ScopeAll {
-						kind += " (" + string(r.Scope) + " only)"
-					}
+					kind := r.KindLabel(",")
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", r.ID, kind, r.DefaultAction, n, r.Fixable)
 				}
 				return tw.Flush()

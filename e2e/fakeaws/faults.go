@@ -42,9 +42,8 @@ type Fault struct {
 
 // injected is a fault with the number of requests it still applies to (-1: unlimited).
 type injected struct {
-	f     Fault
-	left  int
-	after int
+	f    Fault // its After counts down the requests still to pass
+	left int
 }
 
 // Inject makes every request of op fail with f (replacing an earlier fault of op). op is
@@ -61,7 +60,7 @@ func (s *Server) Inject(op string, f Fault) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[op] = &injected{f: f, left: left, after: f.After}
+	s.faults[op] = &injected{f: f, left: left}
 }
 
 // Clear removes the fault of op (as given to Inject); Clear("") removes every fault.
@@ -116,8 +115,8 @@ func (s *Server) takeFault(op string) (Fault, bool) {
 		if !ok {
 			continue
 		}
-		if in.after > 0 {
-			in.after--
+		if in.f.After > 0 {
+			in.f.After--
 			return Fault{}, false
 		}
 		if in.left > 0 {
