@@ -283,7 +283,7 @@ func (d *fastDecoder) mapping(n *yaml.Node, field func(key string, value *yaml.N
 	if !d.ok || d.null(n) {
 		return
 	}
-	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
+	if !plainMapping(n) {
 		d.decline(n)
 		return
 	}
@@ -292,9 +292,13 @@ func (d *fastDecoder) mapping(n *yaml.Node, field func(key string, value *yaml.N
 	}
 }
 
-// uniqueStringKeys reports whether a mapping's keys are all !!str scalars, none repeated: yaml.v3
-// refuses a repeated key in any mapping it decodes.
-func (d *fastDecoder) uniqueStringKeys(n *yaml.Node) bool {
+// plainMapping reports whether n is a mapping yaml.v3 decodes as such: tagged !!map, its keys all
+// !!str scalars, none repeated (yaml.v3 refuses a repeated key in any mapping it decodes) and none a
+// merge key.
+func plainMapping(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode || n.Tag != "!!map" {
+		return false
+	}
 	c := n.Content
 	for i := 0; i+1 < len(c); i += 2 {
 		if c[i].Kind != yaml.ScalarNode || c[i].Tag != "!!str" || c[i].Value == "<<" {
@@ -408,7 +412,7 @@ func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
 	if !d.ok || d.null(n) {
 		return nil
 	}
-	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
+	if !plainMapping(n) {
 		d.decline(n)
 		return nil
 	}
@@ -431,7 +435,7 @@ func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
 	if !d.ok || d.null(n) {
 		return nil
 	}
-	if n.Kind != yaml.MappingNode || n.Tag != "!!map" || !d.uniqueStringKeys(n) {
+	if !plainMapping(n) {
 		d.decline(n)
 		return nil
 	}
