@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -22,12 +23,20 @@ import (
 // or lines to keep (every node is on line 1). FuzzFromJSON holds it to encoding/json's verdicts and
 // values.
 func FromJSON(data []byte, file string) (Decoded, error) {
-	s := &jsonScanner{data: data, text: string(data)}
 	// Every node is a key (before a ':') or a value (the root, a key's value or an array element):
-	// counting ':' and '[' (fast, though it counts those inside strings too) sizes a first slab that
-	// holds most objects. The count is capped, since a string of colons would otherwise reserve
-	// memory for nodes that do not exist; larger trees take further slabs.
-	s.slab = make([]yaml.Node, 0, min(1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")), maxFirstSlab))
+	// counting ':' and '[' (fast, though it counts those inside strings too) sizes a first chunk that
+	// holds most objects, and as many child pointers. The count is capped, since a string of colons would otherwise reserve
+	// memory for nodes that do not exist; larger trees take further chunks.
+	n := min(1+2*bytes.Count(data, []byte(":"))+2*bytes.Count(data, []byte("[")), maxFirstSlab)
+	a := &Arena{nodes: [][]yaml.Node{make([]yaml.Node, 0, n)}, ptrs: [][]*yaml.Node{make([]*yaml.Node, 0, n)}}
+	return FromJSONIn(a, data, file)
+}
+
+// FromJSONIn is FromJSON with the object's nodes taken from a, which the caller resets once it no
+// longer needs the object: the webhook reads an object per review, and fresh nodes were about half
+// the bytes a review allocated.
+func FromJSONIn(a *Arena, data []byte, file string) (Decoded, error) {
+	s := &jsonScanner{data: data, text: string(data), arena: a}
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -47,33 +56,98 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 	return d, err
 }
 
-// maxFirstSlab bounds the first slab of nodes: EC2NodeClasses and NodePools have well under 256.
+// maxFirstSlab bounds the first chunk of nodes FromJSON sizes: EC2NodeClasses and NodePools have
+// well under 256.
 const maxFirstSlab = 256
+
+// Arena is memory for the nodes of objects read from JSON, kept for reuse. Its zero value is ready;
+// Reset makes its memory free for the next objects, so every node of the objects read into it, and
+// every node slice, must be out of use by then (a value kept longer, such as a patch, is copied out
+// of the tree). An Arena is for one goroutine at a time: the webhook keeps them in a sync.Pool.
+//
+// Written here because no library builds yaml.v3 trees in reusable memory.
+type Arena struct {
+	// nodes are chunks of nodes and ptrs chunks of child slices; the last chunk of each that has
+	// been started is nodes[nodeChunk] and ptrs[ptrChunk]. Chunks are never grown in place, which
+	// would move nodes already handed out.
+	nodes               [][]yaml.Node
+	ptrs                [][]*yaml.Node
+	nodeChunk, ptrChunk int
+}
+
+// Chunk sizes: an EC2NodeClass has about 70 nodes, so one chunk of each holds the object and the
+// old object of an UPDATE.
+const (
+	arenaNodeChunk = 128
+	arenaPtrChunk  = 256
+)
+
+// node returns a new node.
+func (a *Arena) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if a.nodeChunk < len(a.nodes) && len(a.nodes[a.nodeChunk]) == cap(a.nodes[a.nodeChunk]) {
+		a.nodeChunk++
+	}
+	if a.nodeChunk == len(a.nodes) {
+		a.nodes = append(a.nodes, make([]yaml.Node, 0, arenaNodeChunk))
+	}
+	c := &a.nodes[a.nodeChunk]
+	*c = append(*c, yaml.Node{Kind: kind, Tag: tag, Value: value, Line: 1, Column: 1})
+	return &(*c)[len(*c)-1]
+}
+
+// children returns a copy of c, of its exact length and capacity (an append to it cannot reach
+// the next slice).
+func (a *Arena) children(c []*yaml.Node) []*yaml.Node {
+	if len(c) > arenaPtrChunk {
+		return slices.Clone(c)
+	}
+	if a.ptrChunk < len(a.ptrs) && cap(a.ptrs[a.ptrChunk])-len(a.ptrs[a.ptrChunk]) < len(c) {
+		a.ptrChunk++
+	}
+	if a.ptrChunk == len(a.ptrs) {
+		a.ptrs = append(a.ptrs, make([]*yaml.Node, 0, arenaPtrChunk))
+	}
+	p := &a.ptrs[a.ptrChunk]
+	start := len(*p)
+	*p = append(*p, c...)
+	return (*p)[start:len(*p):len(*p)]
+}
+
+// Reset frees the arena's memory for new objects. The nodes handed out are zeroed, so that a use
+// after Reset finds empty nodes rather than another object's, and the strings they held can be
+// collected.
+func (a *Arena) Reset() {
+	for i := range a.nodes[:min(a.nodeChunk+1, len(a.nodes))] {
+		clear(a.nodes[i])
+		a.nodes[i] = a.nodes[i][:0]
+	}
+	for i := range a.ptrs[:min(a.ptrChunk+1, len(a.ptrs))] {
+		clear(a.ptrs[i])
+		a.ptrs[i] = a.ptrs[i][:0]
+	}
+	a.nodeChunk, a.ptrChunk = 0, 0
+}
 
 // maxJSONDepth bounds nesting, as encoding/json does, so hostile input cannot exhaust the stack.
 const maxJSONDepth = 10000
 
 // jsonScanner reads JSON into yaml.v3 nodes. It allocates little, since it runs on every review:
-// strings are slices of one copy of the input, nodes come from slabs, and each container's children
+// strings are slices of one copy of the input, nodes come from an arena, and each container's children
 // are gathered on a shared stack and copied once, at their final size.
 type jsonScanner struct {
 	data []byte
 	// text is data as a string; plain strings are slices of it.
 	text string
 	pos  int
-	// slab is where the next nodes are taken from.
-	slab []yaml.Node
+	// arena is where nodes and child slices are taken from.
+	arena *Arena
 	// stack holds the children of the containers being read.
 	stack []*yaml.Node
 }
 
-// node returns a new node from the slab.
+// node returns a new node from the arena.
 func (s *jsonScanner) node(kind yaml.Kind, tag, value string) *yaml.Node {
-	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]yaml.Node, 0, 64)
-	}
-	s.slab = append(s.slab, yaml.Node{Kind: kind, Tag: tag, Value: value, Line: 1, Column: 1})
-	return &s.slab[len(s.slab)-1]
+	return s.arena.node(kind, tag, value)
 }
 
 // children moves the nodes pushed on the stack since mark into an exactly sized slice.
@@ -81,8 +155,7 @@ func (s *jsonScanner) children(mark int) []*yaml.Node {
 	if len(s.stack) == mark {
 		return nil
 	}
-	c := make([]*yaml.Node, len(s.stack)-mark)
-	copy(c, s.stack[mark:])
+	c := s.arena.children(s.stack[mark:])
 	clear(s.stack[mark:])
 	s.stack = s.stack[:mark]
 	return c

@@ -3,6 +3,7 @@ package objects_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -95,7 +96,7 @@ func FuzzFromJSON(f *testing.F) {
 	})
 }
 
-// TestFromJSONMemoryFollowsNodes: the first slab of nodes is sized from the ':' and '[' of the text,
+// TestFromJSONMemoryFollowsNodes: the first chunk of nodes is sized from the ':' and '[' of the text,
 // which a string full of colons inflates; it is capped, so such an object costs memory in proportion
 // to its size, not 300 times it.
 func TestFromJSONMemoryFollowsNodes(t *testing.T) {
@@ -124,6 +125,46 @@ func TestFromJSONNamesTheField(t *testing.T) {
 		_, err := objects.FromJSON([]byte(in), "")
 		if err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("FromJSON(%s) = %v, want an error ending %q", in, err, want)
+		}
+	}
+}
+
+// TestArenaKeepsObjectsApart: objects read into one arena (an UPDATE's object and old object, the
+// second larger than a chunk) come out as FromJSON reads them, the same again after Reset, and Reset
+// empties the nodes handed out before, so a tree used after its review is over reads as empty
+// rather than as another review's object.
+func TestArenaKeepsObjectsApart(t *testing.T) {
+	small := []byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p"},"spec":{"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"c"}}}}}`)
+	var labels []string
+	for i := range 150 {
+		labels = append(labels, fmt.Sprintf(`"l%d":"v%d"`, i, i))
+	}
+	large := []byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"q","labels":{` + strings.Join(labels, ",") + `}},"spec":{"template":{"spec":{"requirements":[{"key":"a","operator":"In","values":["x","y"]}]}}}}`)
+	fresh := func(data []byte) *objects.Object {
+		d, err := objects.FromJSON(data, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Object
+	}
+	var a objects.Arena
+	for round := range 2 {
+		var got []*objects.Object
+		for _, data := range [][]byte{small, large} {
+			d, err := objects.FromJSONIn(&a, data, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, d.Object)
+		}
+		for i, data := range [][]byte{small, large} {
+			if want := fresh(data); !reflect.DeepEqual(got[i], want) {
+				t.Fatalf("round %d: object %d read into the arena differs from FromJSON's", round, i)
+			}
+		}
+		a.Reset()
+		if got[0].Root.Kind != 0 || got[1].Root.Content != nil {
+			t.Fatalf("round %d: nodes handed out before Reset still hold kind %v and %d children", round, got[0].Root.Kind, len(got[1].Root.Content))
 		}
 	}
 }

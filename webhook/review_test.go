@@ -2,14 +2,18 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
 	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -294,4 +298,76 @@ func TestUpdateDoesNotBlockOnUnchangedFields(t *testing.T) {
 	if resp.Allowed || !strings.Contains(resp.Result.Message, "[instance-profile-arn]") {
 		t.Errorf("an edit that writes an ARN was not refused: %+v", resp.Result)
 	}
+}
+
+// TestConcurrentReviewsKeepTheirObjects: reviews share memory for their objects' trees (an arena
+// per review in flight, reused after it); reviews of the examples run at once, in different orders,
+// answer exactly as they do one at a time, so no review reads another's object or a released one.
+func TestConcurrentReviewsKeepTheirObjects(t *testing.T) {
+	dirs, _ := filepath.Glob("../examples/clusters/*")
+	dirs = append(dirs, "../examples/production", "../examples/field-reports")
+	type call struct {
+		r    *webhook.Reviewer
+		req  admission.Request
+		want string
+	}
+	answer := func(c call, mutate bool) string {
+		resp := c.r.Validate(context.Background(), c.req)
+		if mutate {
+			resp = c.r.Mutate(context.Background(), c.req)
+		}
+		out, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	var calls []call
+	for _, dir := range dirs {
+		set := readDir(t, dir)
+		p, cluster := exampleWorld(t, set)
+		r := reviewer(t, p, nil, cluster)
+		for _, o := range set.Objects {
+			if (o.NodeClass == nil && o.NodePool == nil) || o.Version() != "v1" {
+				continue
+			}
+			doc := source(t, o)
+			var m map[string]any
+			if err := sigsyaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			m["metadata"].(map[string]any)["labels"] = map[string]any{"reviewed": "yes"}
+			out, err := sigsyaml.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			relabelled := string(out)
+			for _, ar := range []*admissionv1.AdmissionReview{reviewOf(t, admissionv1.Create, doc, "", false), reviewOf(t, admissionv1.Update, relabelled, doc, false)} {
+				calls = append(calls, call{r: r, req: admission.Request{AdmissionRequest: *ar.Request}})
+			}
+		}
+	}
+	if len(calls) < 20 {
+		t.Fatalf("only %d reviews", len(calls))
+	}
+	for i := range calls {
+		calls[i].want = answer(calls[i], i%2 == 1)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 5 {
+				for k := range calls {
+					i := (k*(g+1) + round) % len(calls)
+					if got := answer(calls[i], i%2 == 1); got != calls[i].want {
+						t.Errorf("review %d (%s), answered alongside others:\n%s\nalone:\n%s", i, calls[i].req.Name, got, calls[i].want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
