@@ -279,23 +279,14 @@ type roleMappings struct {
 }
 
 func matchMappings(auth *facts.AWSAuthData, role *facts.Role) roleMappings {
-	var m roleMappings
 	if auth == nil {
-		return m
+		return roleMappings{}
 	}
-	cfg := auth.Config
 	pathless := role.PathlessARN()
-	for i, rm := range cfg.MapRoles {
-		switch {
-		case strings.EqualFold(rm.RoleARN, pathless):
-			if m.pathless == nil {
-				m.pathless = &cfg.MapRoles[i]
-			}
-		case strings.EqualFold(rm.RoleARN, role.ARN):
-			if m.pathed == nil {
-				m.pathed = &cfg.MapRoles[i]
-			}
-		}
+	m := roleMappings{pathless: auth.RoleMapping(pathless)}
+	// A mapping of the role's full ARN counts only when that ARN differs from the path-less one.
+	if !strings.EqualFold(pathless, role.ARN) {
+		m.pathed = auth.RoleMapping(role.ARN)
 	}
 	return m
 }
