@@ -83,7 +83,7 @@ type Role struct {
 // PathlessARN is the role's ARN without its IAM path: the identity EKS sees for nodes.
 func (r *Role) PathlessARN() string {
 	i := strings.Index(r.ARN, ":role/")
-	if i < 0 {
+	if i < 0 || r.ARN[i+len(":role/"):] == r.Name { // no path: the ARN itself, without a copy
 		return r.ARN
 	}
 	return r.ARN[:i] + ":role/" + r.Name
@@ -268,6 +268,13 @@ func (t SelectorTerm) String() string {
 	return w.end(t.Tags)
 }
 
+// sortedKeys appends the keys of m to ks and sorts them.
+func sortedKeys(ks []string, m map[string]string) []string {
+	ks = slices.AppendSeq(ks, maps.Keys(m))
+	slices.Sort(ks)
+	return ks
+}
+
 // termWriter writes a term's String: it runs for every selector question of every review.
 type termWriter struct{ buf []byte }
 
@@ -306,7 +313,8 @@ func (w *termWriter) end(tags map[string]string) string {
 	if len(tags) > 0 {
 		w.sep()
 		w.buf = append(w.buf, "tags: {"...)
-		for i, k := range slices.Sorted(maps.Keys(tags)) {
+		var buf [8]string // a selector's few tags are sorted without allocating
+		for i, k := range sortedKeys(buf[:0], tags) {
 			if i > 0 {
 				w.buf = append(w.buf, ", "...)
 			}

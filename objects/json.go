@@ -36,7 +36,8 @@ func FromJSON(data []byte, file string) (Decoded, error) {
 // longer needs the object: the webhook reads an object per review, and fresh nodes were about half
 // the bytes a review allocated.
 func FromJSONIn(a *Arena, data []byte, file string) (Decoded, error) {
-	s := &jsonScanner{data: data, text: string(data), arena: a}
+	s := &jsonScanner{data: data, text: string(data), arena: a, stack: a.stack[:0]}
+	defer func() { a.stack = s.stack[:0] }() // grown once, kept for the next object
 	root, err := s.value(0)
 	if err == nil {
 		s.space()
@@ -73,6 +74,8 @@ type Arena struct {
 	nodes               [][]yaml.Node
 	ptrs                [][]*yaml.Node
 	nodeChunk, ptrChunk int
+	// stack is the scanner's stack of children, kept empty between objects.
+	stack []*yaml.Node
 }
 
 // Chunk sizes: an EC2NodeClass has about 70 nodes, so one chunk of each holds the object and the

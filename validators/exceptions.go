@@ -25,8 +25,13 @@ type exception struct {
 }
 
 func parseException(o *objects.Object) exception {
-	ex := exception{rules: map[string]bool{}, reason: strings.TrimSpace(o.Annotations[AnnotationSkipReason])}
-	for _, id := range strings.Split(o.Annotations[AnnotationSkip], ",") {
+	ex := exception{reason: strings.TrimSpace(o.Annotations[AnnotationSkipReason])}
+	skip := o.Annotations[AnnotationSkip]
+	if skip == "" { // most objects: no map, no split
+		return ex
+	}
+	ex.rules = map[string]bool{}
+	for _, id := range strings.Split(skip, ",") {
 		if id = strings.TrimSpace(id); id != "" && !ex.rules[id] {
 			ex.rules[id] = true
 			ex.ids = append(ex.ids, id)
