@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -284,19 +285,36 @@ func TestMetrics(t *testing.T) {
 	}
 	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.None{}, nil, m, logr.Discard())
 	srv := startServer(t, r, webhook.DefaultLimits())
-	srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Create, classWithProblems, "", false))
+	for range 2 { // the second review of a kind counts on the series the first one made
+		srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Create, classWithProblems, "", false))
+	}
 	srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Create, poolWithDeprecatedAnnotations, "", false))
 	want := `
 # HELP karpenter_guard_admission_requests_total Admission reviews answered, by kind, operation and decision (allow, warn, deny, error).
 # TYPE karpenter_guard_admission_requests_total counter
-karpenter_guard_admission_requests_total{decision="deny",kind="EC2NodeClass",operation="CREATE"} 1
+karpenter_guard_admission_requests_total{decision="deny",kind="EC2NodeClass",operation="CREATE"} 2
 karpenter_guard_admission_requests_total{decision="deny",kind="NodePool",operation="CREATE"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "karpenter_guard_admission_requests_total"); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.ToFloat64(mustCounter(t, reg, "karpenter_guard_findings_total", map[string]string{"rule": "ami-selector-missing-owner", "action": "deny"})); got != 2 {
-		t.Errorf("findings_total{ami-selector-missing-owner,deny} = %v, want 2", got)
+	if got := testutil.ToFloat64(mustCounter(t, reg, "karpenter_guard_findings_total", map[string]string{"rule": "ami-selector-missing-owner", "action": "deny"})); got != 4 {
+		t.Errorf("findings_total{ami-selector-missing-owner,deny} = %v, want 4", got)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	durations := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "karpenter_guard_admission_duration_seconds" {
+			for _, m := range mf.GetMetric() {
+				durations[m.GetLabel()[0].GetValue()] = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if want := map[string]uint64{"EC2NodeClass": 2, "NodePool": 1}; !maps.Equal(durations, want) {
+		t.Errorf("admission_duration_seconds counts %v, want %v", durations, want)
 	}
 }
 
