@@ -36,7 +36,7 @@ bench: ## benchmarks whose figures go into BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./validators ./userdata ./objects ./cmd/karpenter-guard ./facts/live ./webhook
 
 loadgen: ## the webhook under load (p50, p99, throughput against a bare handler) for BENCHMARKS.md
-	GOGC=400 $(GO) run ./hack/loadgen -duration 10s -warmup 2s -concurrency 1,16,64 # GOGC as manifests/base sets it
+	GOGC=400 $(GO) run ./hack/loadgen -duration 10s -rounds 5 -warmup 2s -concurrency 1,16,64 # GOGC as manifests/base sets it
 
 KYVERNO_VERSION := v1.19.1
 report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's module into manifests/crds

@@ -3,7 +3,11 @@
 // controller-runtime TLS server, posts real AdmissionReviews of corpus EC2NodeClasses and NodePools
 // at several concurrencies, and prints p50, p99 and throughput of both, with the ratio:
 //
-//	go run ./hack/loadgen -duration 10s -concurrency 1,16,64
+//	go run ./hack/loadgen -duration 10s -rounds 5 -concurrency 1,16,64
+//
+// Each path is loaded in rounds that alternate with the other path's (validate first in one round,
+// allow first in the next), and a path's figures pool its rounds: a drift of the shared machine
+// during the run then weighs on both paths alike instead of on whichever ran during it.
 //
 // With -url it loads a running `karpenter-guard serve` instead (its /validate only; -ca names its CA).
 package main
@@ -54,7 +58,8 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
-	duration := fs.Duration("duration", 10*time.Second, "how long each path is loaded at each concurrency")
+	duration := fs.Duration("duration", 10*time.Second, "how long each path is loaded at each concurrency, over all rounds")
+	rounds := fs.Int("rounds", 5, "rounds per concurrency; the paths alternate, round by round")
 	warmup := fs.Duration("warmup", 2*time.Second, "load before measuring, at each concurrency")
 	levels := fs.String("concurrency", "1,16,64", "comma-separated numbers of concurrent clients")
 	url := fs.String("url", "", "load a running webhook at this base URL instead of an in-process one")
@@ -80,6 +85,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return fmt.Errorf("-concurrency %q: expected positive numbers", *levels)
+		}
+		if *rounds < 1 {
+			return fmt.Errorf("-rounds %d: expected at least 1", *rounds)
 		}
 		concurrency = append(concurrency, n)
 	}
@@ -112,16 +120,35 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "| concurrency | path | reviews/s | p50 | p99 | errors |\n|---|---|---|---|---|---|\n")
 	for _, c := range concurrency {
-		var res []result
 		for _, p := range paths {
 			load(client, base+p, bodies, c, *warmup) // warm connections, caches and the scheduler
-			r := load(client, base+p, bodies, c, *duration)
-			res = append(res, r)
-			fmt.Fprintf(out, "| %d | %s | %.0f | %v | %v | %d |\n", c, p, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.errors)
 		}
-		if len(res) == 2 && res[1].p99 > 0 {
-			fmt.Fprintf(out, "| %d | ratio validate/allow | %.2f | %.2f | %.2f | |\n", c, res[0].rate/res[1].rate,
-				float64(res[0].p50)/float64(res[1].p50), float64(res[0].p99)/float64(res[1].p99))
+		res := make([]result, len(paths))
+		var roundRatios []float64 // p99 ratio of each round
+		for round := range *rounds {
+			var p99 [2]time.Duration
+			for k := range paths {
+				i := k
+				if round%2 == 1 { // alternate which path goes first
+					i = len(paths) - 1 - k
+				}
+				r := load(client, base+paths[i], bodies, c, *duration/time.Duration(*rounds))
+				res[i].add(r)
+				p99[i] = r.percentile(99)
+			}
+			if len(paths) == 2 && p99[1] > 0 {
+				roundRatios = append(roundRatios, float64(p99[0])/float64(p99[1]))
+			}
+		}
+		for i, p := range paths {
+			r := &res[i]
+			fmt.Fprintf(out, "| %d | %s | %.0f | %v | %v | %d |\n", c, p, r.rate(), r.percentile(50).Round(time.Microsecond), r.percentile(99).Round(time.Microsecond), r.errors)
+		}
+		if len(res) == 2 && res[1].percentile(99) > 0 {
+			v, a := &res[0], &res[1]
+			fmt.Fprintf(out, "| %d | ratio validate/allow | %.2f | %.2f | %.2f (rounds %.2f–%.2f) | |\n", c, v.rate()/a.rate(),
+				float64(v.percentile(50))/float64(a.percentile(50)), float64(v.percentile(99))/float64(a.percentile(99)),
+				slices.Min(roundRatios), slices.Max(roundRatios))
 		}
 	}
 	return nil
@@ -226,10 +253,31 @@ func post(c *http.Client, url string, body []byte) (int, []byte, error) {
 	return res.StatusCode, out, err
 }
 
+// result is the latencies of the requests that succeeded, over the time they were sent in.
 type result struct {
-	rate     float64
-	p50, p99 time.Duration
-	errors   int64
+	lat     []time.Duration
+	elapsed time.Duration
+	errors  int64
+}
+
+// add pools another round's result into r.
+func (r *result) add(o result) {
+	r.lat = append(r.lat, o.lat...)
+	r.elapsed += o.elapsed
+	r.errors += o.errors
+}
+
+func (r *result) rate() float64 { return float64(len(r.lat)) / r.elapsed.Seconds() }
+
+// percentile returns the p-th percentile latency (0 without requests).
+func (r *result) percentile(p int) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	if !slices.IsSorted(r.lat) {
+		slices.Sort(r.lat)
+	}
+	return r.lat[len(r.lat)*p/100]
 }
 
 // load posts reviews from c clients for d and measures each request.
@@ -264,11 +312,5 @@ func load(client *http.Client, url string, bodies [][]byte, c int, d time.Durati
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(started)
-	slices.Sort(lat)
-	r := result{errors: errs.Load(), rate: float64(len(lat)) / elapsed.Seconds()}
-	if len(lat) > 0 {
-		r.p50, r.p99 = lat[len(lat)*50/100], lat[len(lat)*99/100]
-	}
-	return r
+	return result{lat: lat, elapsed: time.Since(started), errors: errs.Load()}
 }
