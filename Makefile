@@ -55,7 +55,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./awsauth
 	$(GO) test -run '^$$' -fuzz '^FuzzFix$$' -fuzztime $(FUZZTIME) ./fix
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./facts
-	$(GO) test -run '^$$' -fuzz '^FuzzRoleMapping$$' -fuzztime $(FUZZTIME) ./facts
+	$(GO) test -run '^$$' -fuzz '^FuzzFoldLookups$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzWildcard$$' -fuzztime $(FUZZTIME) ./facts
 	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME) ./webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzFromJSON$$' -fuzztime $(FUZZTIME) ./objects

@@ -313,6 +313,9 @@ type Snapshot struct {
 	// awsAuth is facts.AWSAuth parsed once; awsAuthErr, when set, makes awsAuth unknown (malformed).
 	awsAuth    *AWSAuthData
 	awsAuthErr error
+	// roles, profiles and principals index the names of the roles and instance profiles and the
+	// principals of the access entries (see foldIndex).
+	roles, profiles, principals foldIndex
 }
 
 // NewSnapshot returns the provider for a decoded snapshot.
@@ -321,8 +324,21 @@ func NewSnapshot(cf *ClusterFacts) *Snapshot {
 	if cf.AWSAuth != nil && len(*cf.AWSAuth) > 0 {
 		s.awsAuth, s.awsAuthErr = ParseAWSAuth(*cf.AWSAuth, "awsAuth in the facts snapshot")
 	}
+	if cf.Roles != nil {
+		s.roles = newFoldIndex(len(*cf.Roles), s.roleName)
+	}
+	if cf.InstanceProfiles != nil {
+		s.profiles = newFoldIndex(len(*cf.InstanceProfiles), s.profileName)
+	}
+	if cf.AccessEntries != nil {
+		s.principals = newFoldIndex(len(*cf.AccessEntries), s.principal)
+	}
 	return s
 }
+
+func (s *Snapshot) roleName(i int) string    { return (*s.facts.Roles)[i].Name }
+func (s *Snapshot) profileName(i int) string { return (*s.facts.InstanceProfiles)[i].Name }
+func (s *Snapshot) principal(i int) string   { return (*s.facts.AccessEntries)[i].PrincipalARN }
 
 // Facts returns the snapshot document.
 func (s *Snapshot) Facts() *ClusterFacts { return s.facts }
@@ -383,13 +399,16 @@ func (s *Snapshot) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, e
 	if s.facts.AccessEntries == nil {
 		return nil, nil
 	}
-	isPrincipal := role.PrincipalMatcher()
-	for i, e := range *s.facts.AccessEntries {
-		if isPrincipal(e.PrincipalARN) {
-			return &(*s.facts.AccessEntries)[i], nil
-		}
+	// The first entry keyed to the role's ARN or to its path-less ARN (Role.PrincipalMatcher).
+	n := len(*s.facts.AccessEntries)
+	i := firstFold(s.principals, n, s.principal, role.ARN)
+	if j := firstFold(s.principals, n, s.principal, role.PathlessARN()); j >= 0 && (i < 0 || j < i) {
+		i = j
 	}
-	return nil, nil
+	if i < 0 {
+		return nil, nil
+	}
+	return &(*s.facts.AccessEntries)[i], nil
 }
 
 // AWSAuth implements Provider.
@@ -405,10 +424,8 @@ func (s *Snapshot) Role(ctx context.Context, name string) (*Role, error) {
 	if err := s.Known(ctx, Roles); err != nil {
 		return nil, err
 	}
-	for i, r := range *s.facts.Roles {
-		if strings.EqualFold(r.Name, name) {
-			return &(*s.facts.Roles)[i], nil
-		}
+	if i := firstFold(s.roles, len(*s.facts.Roles), s.roleName, name); i >= 0 {
+		return &(*s.facts.Roles)[i], nil
 	}
 	return nil, nil
 }
@@ -418,10 +435,8 @@ func (s *Snapshot) InstanceProfile(ctx context.Context, name string) (*InstanceP
 	if err := s.Known(ctx, InstanceProfiles); err != nil {
 		return nil, err
 	}
-	for i, p := range *s.facts.InstanceProfiles {
-		if strings.EqualFold(p.Name, name) {
-			return &(*s.facts.InstanceProfiles)[i], nil
-		}
+	if i := firstFold(s.profiles, len(*s.facts.InstanceProfiles), s.profileName, name); i >= 0 {
+		return &(*s.facts.InstanceProfiles)[i], nil
 	}
 	return nil, nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/karpenter-guard/karpenter-guard/awsauth"
 )
@@ -165,76 +164,21 @@ type AWSAuthData struct {
 	Data   map[string]string
 	Config awsauth.Config
 
-	// roles maps each rolearn of Config.MapRoles, lower-cased, to its first mapping, when every
-	// rolearn is ASCII (otherwise, or for a question that is not ASCII, RoleMapping scans). Built on
-	// first use: a ConfigMap of many mappings is asked once per EC2NodeClass reviewed.
+	// roles indexes Config.MapRoles by rolearn, built on first use: a ConfigMap of many mappings is
+	// asked once per EC2NodeClass reviewed.
 	rolesOnce sync.Once
-	roles     map[string]int
+	roles     foldIndex
 }
 
 // RoleMapping returns the first mapRoles entry whose rolearn is arn, ignoring case (strings.EqualFold),
 // or nil.
 func (d *AWSAuthData) RoleMapping(arn string) *awsauth.RoleMapping {
-	d.rolesOnce.Do(d.indexRoles)
-	if d.roles != nil && ascii(arn) {
-		// Lower-cased on the stack: indexing a map with string(bytes) does not allocate.
-		var buf [256]byte
-		key := append(buf[:0], arn...)
-		for i, c := range key {
-			if 'A' <= c && c <= 'Z' {
-				key[i] = c + 'a' - 'A'
-			}
-		}
-		if i, ok := d.roles[string(key)]; ok {
-			return &d.Config.MapRoles[i]
-		}
-		return nil
-	}
-	for i, rm := range d.Config.MapRoles {
-		if strings.EqualFold(rm.RoleARN, arn) {
-			return &d.Config.MapRoles[i]
-		}
+	rolearn := func(i int) string { return d.Config.MapRoles[i].RoleARN }
+	d.rolesOnce.Do(func() { d.roles = newFoldIndex(len(d.Config.MapRoles), rolearn) })
+	if i := firstFold(d.roles, len(d.Config.MapRoles), rolearn, arn); i >= 0 {
+		return &d.Config.MapRoles[i]
 	}
 	return nil
-}
-
-// indexRoles builds roles. For ASCII text, equal under strings.EqualFold is equal once lower-cased;
-// beyond ASCII, folding (the Kelvin sign is a k) is left to the scan.
-func (d *AWSAuthData) indexRoles() {
-	roles := make(map[string]int, len(d.Config.MapRoles))
-	for i, rm := range d.Config.MapRoles {
-		if !ascii(rm.RoleARN) {
-			return
-		}
-		if k := lowerASCII(rm.RoleARN); !hasKey(roles, k) {
-			roles[k] = i
-		}
-	}
-	d.roles = roles
-}
-
-func hasKey(m map[string]int, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerASCII lower-cases an ASCII string, without allocating when it has no capitals.
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
 }
 
 // ParseAWSAuth parses aws-auth data; a malformed ConfigMap is an unknown fact (EKS ignores it whole),

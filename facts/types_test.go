@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,28 +46,61 @@ func TestAppendQuoted(t *testing.T) {
 	}
 }
 
-// FuzzRoleMapping: the indexed lookup answers as the scan it replaced (the first mapping whose
-// rolearn strings.EqualFold the question), for mappings and questions that mix case, repeat, and
-// fold beyond ASCII (the Kelvin sign is a k, the long s an s).
-func FuzzRoleMapping(f *testing.F) {
-	f.Add("arn:aws:iam::111122223333:role/Node", "arn:aws:iam::111122223333:role/node", "arn:aws:iam::111122223333:role/NODE", "arn:aws:iam::111122223333:role/node")
+// FuzzFoldLookups: the indexed lookups answer as the scans they replaced (the first item whose name
+// or ARN strings.EqualFold the question): aws-auth mappings by rolearn, and a snapshot's roles and
+// instance profiles by name and access entries by the role's ARN or path-less ARN, for keys and
+// questions that mix case, repeat, and fold beyond ASCII (the Kelvin sign is a k, the long s an s).
+func FuzzFoldLookups(f *testing.F) {
+	f.Add("arn:aws:iam::111122223333:role/Node", "arn:aws:iam::111122223333:role/node", "arn:aws:iam::111122223333:role/x/NODE", "arn:aws:iam::111122223333:role/x/node")
 	f.Add("arn:aws:iam::1:role/a", "arn:aws:iam::1:role/b", "arn:aws:iam::1:role/A", "arn:aws:iam::1:role/B")
-	f.Add("role/\u212a", "role/k", "role/K", "role/k")
-	f.Add("role/s", "role/\u017f", "role/S", "role/\u017f")
+	f.Add("arn:aws:iam::1:role/\u212a", "arn:aws:iam::1:role/k", "arn:aws:iam::1:role/K", "arn:aws:iam::1:role/p/k")
+	f.Add("s", "\u017f", "S", "\u017f")
+	f.Add("\u017f", "s", "x", "S")
 	f.Fuzz(func(t *testing.T, a, b, c, question string) {
-		d := &AWSAuthData{}
-		for _, arn := range []string{a, b, c} {
-			d.Config.MapRoles = append(d.Config.MapRoles, awsauth.RoleMapping{RoleARN: arn})
+		keys := []string{a, b, c}
+		first := func(match func(string) bool) int {
+			for i, k := range keys {
+				if match(k) {
+					return i
+				}
+			}
+			return -1
 		}
-		var want *awsauth.RoleMapping
-		for i, rm := range d.Config.MapRoles {
-			if strings.EqualFold(rm.RoleARN, question) {
-				want = &d.Config.MapRoles[i]
-				break
+		at := func(want int, got, base any) {
+			t.Helper()
+			if want < 0 {
+				if !reflect.ValueOf(got).IsNil() {
+					t.Fatalf("over %q, question %q: found %v, the scan finds none", keys, question, got)
+				}
+				return
+			}
+			if reflect.ValueOf(got).Pointer() != reflect.ValueOf(base).Index(want).Addr().Pointer() {
+				t.Fatalf("over %q, question %q: found %v, the scan finds item %d", keys, question, got, want)
 			}
 		}
-		if got := d.RoleMapping(question); got != want {
-			t.Fatalf("RoleMapping(%q) over %q = %v, the scan finds %v", question, []string{a, b, c}, got, want)
+		d := &AWSAuthData{}
+		var roles []Role
+		var profiles []InstanceProfile
+		var entries []AccessEntry
+		for _, k := range keys {
+			d.Config.MapRoles = append(d.Config.MapRoles, awsauth.RoleMapping{RoleARN: k})
+			roles = append(roles, Role{Name: k})
+			profiles = append(profiles, InstanceProfile{Name: k})
+			entries = append(entries, AccessEntry{PrincipalARN: k})
 		}
+		equal := func(k string) bool { return strings.EqualFold(k, question) }
+		at(first(equal), d.RoleMapping(question), d.Config.MapRoles)
+
+		s := NewSnapshot(&ClusterFacts{Roles: &roles, InstanceProfiles: &profiles, AccessEntries: &entries})
+		ctx := context.Background()
+		r, _ := s.Role(ctx, question)
+		at(first(equal), r, roles)
+		p, _ := s.InstanceProfile(ctx, question)
+		at(first(equal), p, profiles)
+		role := &Role{Name: lastSegmentOf(question), ARN: question}
+		e, _ := s.AccessEntry(ctx, role)
+		at(first(role.PrincipalMatcher()), e, entries)
 	})
 }
+
+func lastSegmentOf(arn string) string { return arn[strings.LastIndex(arn, "/")+1:] }
