@@ -179,11 +179,10 @@ func errored(code int32, rv *review, err error) *admission.Response {
 // cluster's EC2NodeClasses through the cache's index, with the object under review in place of its
 // stored version; aws-auth reviews, which check every class, get them all as input.
 func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *review) validators.Result {
-	// The review's own budget, not the connection's: a server shutting down cancels the contexts of
-	// requests in flight, which must still be answered in full.
-	budget := r.Config.AWS.Timeout.Duration
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	defer cancel()
+	// The review's own budget, not the connection's (see budget).
+	b := newBudget(ctx, r.Config.AWS.Timeout.Duration)
+	defer b.release()
+	ctx = b
 	c := &validators.Context{
 		Context: ctx, Config: r.Config, Facts: r.facts, Scope: validators.ScopeAdmission,
 		Operation: string(rv.req.Operation), Old: rv.old,
