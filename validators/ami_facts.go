@@ -227,11 +227,11 @@ func aliasField(o *objects.Object) (string, int) {
 // version and both architectures.
 func (c *Context) resolveTerm(t objects.AMISelectorTerm) ([]facts.Image, string, error) {
 	key := t.Alias + "\x00" + facts.ImageTerm{ID: t.ID, Name: t.Name, Owner: t.Owner, SSMParameter: t.SSMParameter, Tags: t.Tags}.String()
-	if r, ok := c.terms[key]; ok {
+	if r, ok := c.terms.get(key); ok {
 		return r.images, r.desc, r.err
 	}
 	imgs, desc, err := c.resolveTermUncached(t)
-	remember(&c.terms, key, termResult{imgs, desc, err})
+	c.terms.put(key, termResult{imgs, desc, err})
 	return imgs, desc, err
 }
 

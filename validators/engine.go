@@ -41,15 +41,14 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
 	c.catalog = cat
-	// The memos start empty and are made on first write: most evaluations (an admission review, a
-	// benchmark of one object) never write most of them.
-	c.unknown = nil
-	c.userData = nil
+	// The memos start empty; an admission review's fit in place (see memo).
+	c.unknownUsed = 0
+	c.userData = memo[*objects.Object, parsedUserData]{}
 	c.nodeClasses = nil
-	c.auth = nil
-	c.terms = nil
-	c.subnets = nil
-	c.groups = nil
+	c.auth = memo[*objects.Object, authResult]{}
+	c.terms = memo[string, termResult]{}
+	c.subnets = memo[*objects.Object, selection]{}
+	c.groups = memo[*objects.Object, selection]{}
 	var res Result
 	for i, o := range objs {
 		if c.Progress != nil && i > 0 {
@@ -211,7 +210,7 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 // unknownReason returns why the provider does not know fact f, or "" when it does, asking the
 // provider once per evaluation.
 func (c *Context) unknownReason(f facts.Fact) string {
-	for _, u := range c.unknown {
+	for _, u := range c.unknown[:c.unknownUsed] {
 		if u.fact == f {
 			return u.why
 		}
@@ -220,10 +219,10 @@ func (c *Context) unknownReason(f facts.Fact) string {
 	if err := c.Facts.Known(c, f); err != nil {
 		why = facts.Reason(err)
 	}
-	if c.unknown == nil {
-		c.unknown = make([]factReason, 0, 12) // the facts a catalog asks about
+	if c.unknownUsed < len(c.unknown) { // beyond that (no catalog asks that many), asked again
+		c.unknown[c.unknownUsed] = factReason{f, why}
+		c.unknownUsed++
 	}
-	c.unknown = append(c.unknown, factReason{f, why})
 	return why
 }
 

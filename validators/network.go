@@ -164,20 +164,20 @@ type selection struct {
 
 // selectedSubnets returns the subnets the class selects (terms ORed, without duplicates).
 func (c *Context) selectedSubnets(o *objects.Object) ([]facts.Subnet, error) {
-	r, ok := c.subnets[o]
+	r, ok := c.subnets.get(o)
 	if !ok {
 		r.subnets, r.err = selectUnion(c, o.NodeClass.Spec.SubnetSelectorTerms, c.Facts.Subnets, func(s facts.Subnet) string { return s.ID })
-		remember(&c.subnets, o, r)
+		c.subnets.put(o, r)
 	}
 	return r.subnets, r.err
 }
 
 // selectedGroups returns the security groups the class selects (terms ORed, without duplicates).
 func (c *Context) selectedGroups(o *objects.Object) ([]facts.SecurityGroup, error) {
-	r, ok := c.groups[o]
+	r, ok := c.groups.get(o)
 	if !ok {
 		r.groups, r.err = selectUnion(c, o.NodeClass.Spec.SecurityGroupSelectorTerms, c.Facts.SecurityGroups, func(g facts.SecurityGroup) string { return g.ID })
-		remember(&c.groups, o, r)
+		c.groups.put(o, r)
 	}
 	return r.groups, r.err
 }

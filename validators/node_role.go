@@ -313,11 +313,11 @@ type authorization struct {
 // authorization analyses the node role's access once per object and evaluation. It returns nil, nil
 // when the role does not resolve (node-role-not-found and the instance-profile rules report that).
 func (c *Context) authorization(o *objects.Object) (*authorization, error) {
-	if a, ok := c.auth[o]; ok {
+	if a, ok := c.auth.get(o); ok {
 		return a.a, a.err
 	}
 	a, err := c.analyseAuthorization(o)
-	remember(&c.auth, o, authResult{a, err})
+	c.auth.put(o, authResult{a, err})
 	return a, err
 }
 

@@ -83,14 +83,16 @@ type Context struct {
 	// cache is indexed by name, and a review should not read every stored class to find one.
 	FindNodeClass func(name string) *objects.Object
 
-	catalog  *Catalog
-	unknown  []factReason
-	userData map[*objects.Object]parsedUserData
-	auth     map[*objects.Object]authResult
-	terms    map[string]termResult
+	catalog *Catalog
+	// unknown holds the facts asked about so far (a catalog asks about a dozen), in place.
+	unknown     [16]factReason
+	unknownUsed int
+	userData    memo[*objects.Object, parsedUserData]
+	auth        memo[*objects.Object, authResult]
+	terms       memo[string, termResult]
 	// subnets and groups memoise what each EC2NodeClass selects.
-	subnets map[*objects.Object]selection
-	groups  map[*objects.Object]selection
+	subnets memo[*objects.Object, selection]
+	groups  memo[*objects.Object, selection]
 	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
 	gaveUp error
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
@@ -106,12 +108,42 @@ func (c *Context) unknownFact(err error) []Finding {
 	return nil
 }
 
-// remember stores v under k in the memo *m, making the map on first write.
-func remember[K comparable, V any](m *map[K]V, k K, v V) {
-	if *m == nil {
-		*m = make(map[K]V)
+// memo remembers values by key for one evaluation. An admission review evaluates one object, whose
+// memos hold an entry or two: those are kept in place, and a map is made only for more (the CLI's
+// many objects).
+type memo[K comparable, V any] struct {
+	n    int
+	keys [2]K
+	vals [2]V
+	more map[K]V
+}
+
+func (m *memo[K, V]) get(k K) (V, bool) {
+	for i := range m.n {
+		if m.keys[i] == k {
+			return m.vals[i], true
+		}
 	}
-	(*m)[k] = v
+	v, ok := m.more[k]
+	return v, ok
+}
+
+func (m *memo[K, V]) put(k K, v V) {
+	for i := range m.n {
+		if m.keys[i] == k {
+			m.vals[i] = v
+			return
+		}
+	}
+	if m.n < len(m.keys) {
+		m.keys[m.n], m.vals[m.n] = k, v
+		m.n++
+		return
+	}
+	if m.more == nil {
+		m.more = make(map[K]V)
+	}
+	m.more[k] = v
 }
 
 // NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the

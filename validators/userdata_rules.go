@@ -150,7 +150,7 @@ type parsedUserData struct {
 // parseUserData parses an EC2NodeClass's userData for its family once per evaluation; several rules
 // read it.
 func (c *Context) parseUserData(o *objects.Object) (userdata.UserData, error) {
-	if p, ok := c.userData[o]; ok {
+	if p, ok := c.userData.get(o); ok {
 		return p.ud, p.err
 	}
 	text := ""
@@ -158,6 +158,6 @@ func (c *Context) parseUserData(o *objects.Object) (userdata.UserData, error) {
 		text = *o.NodeClass.Spec.UserData
 	}
 	ud, err := userdata.Parse(family(o.NodeClass), text)
-	remember(&c.userData, o, parsedUserData{ud, err})
+	c.userData.put(o, parsedUserData{ud, err})
 	return ud, err
 }
