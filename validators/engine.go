@@ -42,7 +42,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	}
 	c.catalog = cat
 	// The memos start empty; an admission review's fit in place (see memo).
-	c.unknownUsed = 0
+	c.unknown = [len(c.unknown)]factAnswer{}
 	c.userData = memo[*objects.Object, parsedUserData]{}
 	c.nodeClasses = nil
 	c.auth = memo[*objects.Object, authResult]{}
@@ -60,10 +60,8 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		}
 		res.Objects++
 		ex := parseException(o)
-		for ri, r := range cat.rules {
-			if !r.AppliesTo(kind) {
-				continue
-			}
+		for _, ri := range cat.kindRules[kind] {
+			r := cat.rules[ri]
 			if r.Scope != ScopeAll && r.Scope != c.Scope {
 				continue
 			}
@@ -139,22 +137,23 @@ type missing struct {
 	causes []string
 }
 
-// factReason is why one fact is unknown ("" when it is known).
-type factReason struct {
-	fact facts.Fact
-	why  string
+// factAnswer is whether the provider was asked about one of the catalog's facts in this evaluation,
+// and why the fact is unknown ("" when it is known).
+type factAnswer struct {
+	asked bool
+	why   string
 }
 
 // missingFacts names the facts rule number ri of the catalog needs that the provider does not know.
 // Each fact is asked once per Evaluate (unknownReason), and the wording once per change of the
 // provider's reasons (composeMissing).
 func missingFacts(c *Context, ri int, r *Rule) missing {
-	// A rule needs a handful of facts: a small array and linear scans beat maps here.
+	// A rule needs a handful of facts: a small array beats a map here.
 	var buf [8]string
 	whys := buf[:0]
 	unknown := false
-	for _, f := range r.Needs {
-		why := c.unknownReason(f)
+	for _, fi := range c.catalog.needs[ri] {
+		why := c.unknownReason(fi)
 		whys = append(whys, why)
 		unknown = unknown || why != ""
 	}
@@ -207,21 +206,18 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 	return m
 }
 
-// unknownReason returns why the provider does not know fact f, or "" when it does, asking the
-// provider once per evaluation.
-func (c *Context) unknownReason(f facts.Fact) string {
-	for _, u := range c.unknown[:c.unknownUsed] {
-		if u.fact == f {
-			return u.why
-		}
+// unknownReason returns why the provider does not know the catalog's fact number fi, or "" when it
+// does, asking the provider once per evaluation.
+func (c *Context) unknownReason(fi int) string {
+	if fi < len(c.unknown) && c.unknown[fi].asked {
+		return c.unknown[fi].why
 	}
 	why := ""
-	if err := c.Facts.Known(c, f); err != nil {
+	if err := c.Facts.Known(c, c.catalog.facts[fi]); err != nil {
 		why = facts.Reason(err)
 	}
-	if c.unknownUsed < len(c.unknown) { // beyond that (no catalog asks that many), asked again
-		c.unknown[c.unknownUsed] = factReason{f, why}
-		c.unknownUsed++
+	if fi < len(c.unknown) { // beyond that (no catalog asks that many), asked again
+		c.unknown[fi] = factAnswer{asked: true, why: why}
 	}
 	return why
 }

@@ -3,6 +3,7 @@ package validators
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -84,12 +85,11 @@ type Context struct {
 	FindNodeClass func(name string) *objects.Object
 
 	catalog *Catalog
-	// unknown holds the facts asked about so far (a catalog asks about a dozen), in place.
-	unknown     [16]factReason
-	unknownUsed int
-	userData    memo[*objects.Object, parsedUserData]
-	auth        memo[*objects.Object, authResult]
-	terms       memo[string, termResult]
+	// unknown holds the answers about the catalog's facts (Catalog.facts; a catalog has a dozen).
+	unknown  [16]factAnswer
+	userData memo[*objects.Object, parsedUserData]
+	auth     memo[*objects.Object, authResult]
+	terms    memo[string, termResult]
 	// subnets and groups memoise what each EC2NodeClass selects.
 	subnets memo[*objects.Object, selection]
 	groups  memo[*objects.Object, selection]
@@ -173,6 +173,12 @@ type Catalog struct {
 	missing []atomic.Pointer[composedMissing]
 	// needFacts counts, per kind, the rules for it that declare needed facts.
 	needFacts map[string]int
+	// kindRules lists, per kind, the positions of the rules that apply to it, in catalog order.
+	kindRules map[string][]int
+	// facts are the facts the rules need, and needs[i] rule i's Needs as positions in facts: an
+	// evaluation keeps its answers in an array, not a map.
+	facts []facts.Fact
+	needs [][]int
 }
 
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
@@ -197,11 +203,26 @@ func NewCatalog(rules ...*Rule) *Catalog {
 	})
 	c.missing = make([]atomic.Pointer[composedMissing], len(c.rules))
 	c.needFacts = map[string]int{}
+	c.kindRules = map[string][]int{}
 	for _, k := range []string{KindEC2NodeClass, KindNodePool, KindAWSAuth} {
-		for _, r := range c.rules {
-			if len(r.Needs) > 0 && r.AppliesTo(k) {
-				c.needFacts[k]++
+		for i, r := range c.rules {
+			if r.AppliesTo(k) {
+				c.kindRules[k] = append(c.kindRules[k], i)
+				if len(r.Needs) > 0 {
+					c.needFacts[k]++
+				}
 			}
+		}
+	}
+	c.needs = make([][]int, len(c.rules))
+	for i, r := range c.rules {
+		for _, f := range r.Needs {
+			fi := slices.Index(c.facts, f)
+			if fi < 0 {
+				fi = len(c.facts)
+				c.facts = append(c.facts, f)
+			}
+			c.needs[i] = append(c.needs[i], fi)
 		}
 	}
 	return c
