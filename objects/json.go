@@ -341,13 +341,13 @@ func (s *jsonScanner) str() (string, error) {
 			return s.text[start+1 : s.pos-1], nil
 		}
 	}
-	plain := true
+	plain, ascii := true, true
 	for s.pos < len(s.data) {
 		switch c := s.data[s.pos]; {
 		case c == '"':
 			s.pos++
 			raw := s.data[start:s.pos]
-			if utf8.Valid(raw) {
+			if ascii || utf8.Valid(raw) {
 				if plain {
 					return s.text[start+1 : s.pos-1], nil
 				}
@@ -366,6 +366,7 @@ func (s *jsonScanner) str() (string, error) {
 		case c < 0x20:
 			return "", s.errorf("control character in a string")
 		default:
+			ascii = ascii && c < utf8.RuneSelf
 			s.pos++
 		}
 	}
@@ -375,46 +376,70 @@ func (s *jsonScanner) str() (string, error) {
 // unescape decodes the one-character escapes of a JSON string (\n in userData, \" in annotations).
 // ok is false for surrogate \u escapes and malformed ones, which encoding/json decodes.
 func unescape(raw []byte) (string, bool) {
-	b := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			b = append(b, c)
-			continue
+	var b strings.Builder
+	b.Grow(len(raw))
+	for len(raw) > 0 {
+		// Copy up to the next escape in one piece: userData is mostly text between \n escapes.
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			b.Write(raw)
+			break
 		}
-		i++
-		if i == len(raw) {
+		b.Write(raw[:i])
+		raw = raw[i+1:]
+		if len(raw) == 0 {
 			return "", false
 		}
-		switch raw[i] {
+		n := 1 // bytes of the escape after the backslash
+		switch raw[0] {
 		case '"', '\\', '/':
-			b = append(b, raw[i])
+			b.WriteByte(raw[0])
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			// \u003c, \u003e and \u0026 are how Kubernetes writes <, > and &.
-			if i+4 >= len(raw) {
-				return "", false
-			}
-			r, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 32)
-			if err != nil || utf16.IsSurrogate(rune(r)) {
+			r, ok := hex4(raw[1:])
+			if !ok || utf16.IsSurrogate(r) {
 				return "", false // surrogate pairs and bad escapes: encoding/json decides
 			}
-			b = utf8.AppendRune(b, rune(r))
-			i += 4
+			b.WriteRune(r)
+			n = 5
 		default:
 			return "", false
 		}
+		raw = raw[n:]
 	}
-	return string(b), true
+	return b.String(), true
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(p []byte) (rune, bool) {
+	if len(p) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func (s *jsonScanner) literal(word, tag string) (*yaml.Node, error) {
