@@ -52,6 +52,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./userdata
 	$(GO) test -run '^$$' -fuzz '^FuzzFastMIME$$' -fuzztime $(FUZZTIME) ./userdata
 	$(GO) test -run '^$$' -fuzz '^FuzzSimpleNodeConfig$$' -fuzztime $(FUZZTIME) ./userdata
+	$(GO) test -run '^$$' -fuzz '^FuzzSimpleMediaType$$' -fuzztime $(FUZZTIME) ./userdata
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./awsauth
 	$(GO) test -run '^$$' -fuzz '^FuzzFix$$' -fuzztime $(FUZZTIME) ./fix
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) ./facts

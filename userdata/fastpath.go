@@ -30,11 +30,11 @@ func fastParseMIME(text string) (parts []Part, ok bool) {
 	if !ok || ct == "" {
 		return nil, false
 	}
-	mediaType, params, err := mime.ParseMediaType(ct)
-	if err != nil || !strings.HasPrefix(mediaType, "multipart/") || params["boundary"] == "" {
+	mediaType, boundary, err := mediaTypeAndBoundary(ct)
+	if err != nil || !strings.HasPrefix(mediaType, "multipart/") || boundary == "" {
 		return nil, false
 	}
-	dash := "--" + params["boundary"]
+	dash := "--" + boundary
 	// Preamble: lines before the first boundary line are skipped, as NextPart does.
 	rest := body
 	for {
@@ -66,7 +66,7 @@ func fastParseMIME(text string) (parts []Part, ok bool) {
 		}
 		mt := "text/plain"
 		if pct != "" {
-			if mt, _, err = mime.ParseMediaType(pct); err != nil {
+			if mt, _, err = mediaTypeAndBoundary(pct); err != nil {
 				return nil, false
 			}
 		}
@@ -76,6 +76,74 @@ func fastParseMIME(text string) (parts []Part, ok bool) {
 		}
 		rest = next
 	}
+}
+
+// mediaTypeAndBoundary is mime.ParseMediaType for a Content-Type, keeping only the boundary
+// parameter. The forms userData uses ("text/x-shellscript", `multipart/mixed; boundary="//"`) are
+// read by simpleMediaType, without the map of parameters the library makes; the rest by the library.
+func mediaTypeAndBoundary(v string) (mediaType, boundary string, err error) {
+	if mediaType, boundary, ok := simpleMediaType(v); ok {
+		return mediaType, boundary, nil
+	}
+	mediaType, params, err := mime.ParseMediaType(v)
+	return mediaType, params["boundary"], err
+}
+
+// simpleMediaType reads "type/subtype", optionally followed by one boundary parameter whose value
+// is a token or a quoted string without escapes, all in ASCII, as mime.ParseMediaType would; ok is
+// false for anything else. FuzzSimpleMediaType holds it to the library.
+func simpleMediaType(v string) (mediaType, boundary string, ok bool) {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return "", "", false
+		}
+	}
+	mt, params, hasParams := strings.Cut(v, ";")
+	mt = strings.ToLower(trimSpace(mt))
+	typ, sub, found := strings.Cut(mt, "/")
+	if !found || !isToken(typ) || !isToken(sub) {
+		return "", "", false
+	}
+	if !hasParams {
+		return mt, "", true
+	}
+	name, value, found := strings.Cut(params, "=")
+	if !found || !strings.EqualFold(trimSpace(name), "boundary") {
+		return "", "", false
+	}
+	value = trimSpace(value)
+	if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+		value = value[1 : len(value)-1]
+		if strings.ContainsAny(value, "\"\\\r\n") {
+			return "", "", false
+		}
+		return mt, value, true
+	}
+	if value == "" || !isToken(value) {
+		return "", "", false
+	}
+	return mt, value, true
+}
+
+// trimSpace trims the ASCII bytes unicode.IsSpace accepts, as the library does around types and
+// parameters.
+func trimSpace(s string) string {
+	return strings.Trim(s, " \t\n\v\f\r")
+}
+
+// isToken reports whether s is a non-empty RFC 2045 token: ASCII without controls, space or
+// tspecials.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?=`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxFastHeaders is the most header lines the fast path reads in a block; userData has a handful.

@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"math/rand/v2"
+	"mime"
 	"reflect"
 	"strings"
 	"testing"
@@ -230,5 +231,48 @@ func TestFastParseMIMEAgreesWithLibraryOnGeneratedDocuments(t *testing.T) {
 	t.Logf("%d of 100000 generated documents took the fast path", accepted)
 	if accepted < 1000 {
 		t.Fatalf("only %d generated documents took the fast path: the generator no longer exercises it", accepted)
+	}
+}
+
+// FuzzSimpleMediaType checks that whenever simpleMediaType reads a Content-Type, mime.ParseMediaType
+// reads the same type and, as its only parameter, the same boundary.
+func FuzzSimpleMediaType(f *testing.F) {
+	for _, v := range []string{`multipart/mixed; boundary="//"`, "multipart/mixed; boundary=MIMEBOUNDARY", "text/x-shellscript",
+		"application/node.eks.aws", ` Text/X-Shellscript `, `multipart/mixed;boundary = "a;b"`, `multipart/mixed; BOUNDARY="a\tb"`,
+		`multipart/mixed; boundary=""`, `multipart/mixed; boundary="a\"b"`, "multipart/mixed; boundary=a; charset=x", "text"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		mt, boundary, ok := simpleMediaType(v)
+		if !ok {
+			return
+		}
+		wantMT, params, err := mime.ParseMediaType(v)
+		if err != nil {
+			t.Fatalf("simpleMediaType read %q, mime.ParseMediaType refused it: %v", v, err)
+		}
+		want := map[string]string{}
+		if strings.Contains(v, ";") {
+			want["boundary"] = boundary
+		}
+		if mt != wantMT || !reflect.DeepEqual(params, want) {
+			t.Fatalf("%q: simpleMediaType %q %q, mime.ParseMediaType %q %v", v, mt, boundary, wantMT, params)
+		}
+	})
+}
+
+// TestSimpleMediaTypeReadsUserDataForms: the fast reading is taken for the Content-Types userData uses.
+func TestSimpleMediaTypeReadsUserDataForms(t *testing.T) {
+	for v, want := range map[string][2]string{
+		`multipart/mixed; boundary="//"`:           {"multipart/mixed", "//"},
+		"multipart/mixed; boundary=MIMEBOUNDARY":   {"multipart/mixed", "MIMEBOUNDARY"},
+		"text/x-shellscript; charset=\"us-ascii\"": {"", ""},
+		"application/node.eks.aws":                 {"application/node.eks.aws", ""},
+		"Text/X-Shellscript":                       {"text/x-shellscript", ""},
+	} {
+		mt, b, ok := simpleMediaType(v)
+		if ok != (want[0] != "") || mt != want[0] || b != want[1] {
+			t.Errorf("simpleMediaType(%q) = %q, %q, %v; want %q, %q", v, mt, b, ok, want[0], want[1])
+		}
 	}
 }
