@@ -60,11 +60,8 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		}
 		res.Objects++
 		ex := parseException(o)
-		for _, ri := range cat.kindRules[kind] {
+		for _, ri := range cat.rulesFor(kind, c.Scope) {
 			r := cat.rules[ri]
-			if r.Scope != ScopeAll && r.Scope != c.Scope {
-				continue
-			}
 			if len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation) {
 				continue
 			}
@@ -72,7 +69,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 			if action == config.ActionOff || (r.Enabled != nil && !r.Enabled(c.Config)) {
 				continue
 			}
-			if r.Kinds[0] != KindAny && ex.rules[r.ID] {
+			if ex.rules != nil && r.Kinds[0] != KindAny && ex.rules[r.ID] {
 				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
 				continue
 			}

@@ -173,8 +173,9 @@ type Catalog struct {
 	missing []atomic.Pointer[composedMissing]
 	// needFacts counts, per kind, the rules for it that declare needed facts.
 	needFacts map[string]int
-	// kindRules lists, per kind, the positions of the rules that apply to it, in catalog order.
-	kindRules map[string][]int
+	// kindRules lists, per kind and scope, the positions of the rules that run there, in catalog
+	// order (see rulesFor).
+	kindRules map[kindScope][]int
 	// facts are the facts the rules need, and needs[i] rule i's Needs as positions in facts: an
 	// evaluation keeps its answers in an array, not a map.
 	facts []facts.Fact
@@ -203,15 +204,15 @@ func NewCatalog(rules ...*Rule) *Catalog {
 	})
 	c.missing = make([]atomic.Pointer[composedMissing], len(c.rules))
 	c.needFacts = map[string]int{}
-	c.kindRules = map[string][]int{}
+	c.kindRules = map[kindScope][]int{}
 	for _, k := range []string{KindEC2NodeClass, KindNodePool, KindAWSAuth} {
-		for i, r := range c.rules {
-			if r.AppliesTo(k) {
-				c.kindRules[k] = append(c.kindRules[k], i)
-				if len(r.Needs) > 0 {
-					c.needFacts[k]++
-				}
+		for _, r := range c.rules {
+			if len(r.Needs) > 0 && r.AppliesTo(k) {
+				c.needFacts[k]++
 			}
+		}
+		for _, scope := range []Scope{ScopeCLI, ScopeAdmission, ScopeAudit} {
+			c.kindRules[kindScope{k, scope}] = c.filterRules(k, scope)
 		}
 	}
 	c.needs = make([][]int, len(c.rules))
@@ -226,6 +227,29 @@ func NewCatalog(rules ...*Rule) *Catalog {
 		}
 	}
 	return c
+}
+
+type kindScope struct {
+	kind  string
+	scope Scope
+}
+
+// rulesFor returns the positions of the rules that apply to kind and run in scope.
+func (c *Catalog) rulesFor(kind string, scope Scope) []int {
+	if rs, ok := c.kindRules[kindScope{kind, scope}]; ok {
+		return rs
+	}
+	return c.filterRules(kind, scope)
+}
+
+func (c *Catalog) filterRules(kind string, scope Scope) []int {
+	var out []int
+	for i, r := range c.rules {
+		if r.AppliesTo(kind) && (r.Scope == ScopeAll || r.Scope == scope) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func kindOrder(k string) int {
