@@ -36,6 +36,10 @@ func TestBudget(t *testing.T) {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
 		t.Errorf("after the deadline: Err() = %v, the child's %v", ctx.Err(), child.Err())
 	}
+	// net/http reports context.Cause: the request's cancellation must not show through.
+	if cause := context.Cause(child); !errors.Is(cause, context.DeadlineExceeded) {
+		t.Errorf("after the deadline: the child's cause is %v, want the deadline", cause)
+	}
 
 	// Never waited on: the deadline alone decides, and Done, asked late, is closed at once.
 	idle := newBudget(context.Background(), time.Millisecond)
@@ -50,11 +54,28 @@ func TestBudget(t *testing.T) {
 		t.Fatal("Done of an expired budget is not closed")
 	}
 
-	// Released after waiting: the timer is stopped and the context canceled.
+	// Released, as WithTimeout's cancel: canceled from then on, whether anything waited or not.
 	armed := newBudget(context.Background(), time.Hour)
 	_ = armed.Done()
 	armed.release()
 	if !errors.Is(armed.Err(), context.Canceled) {
 		t.Errorf("a released budget: Err() = %v, want canceled", armed.Err())
+	}
+	unarmed := newBudget(context.Background(), time.Hour)
+	unarmed.release()
+	select {
+	case <-unarmed.Done():
+	default:
+		t.Error("Done of a budget released before anything waited is open")
+	}
+	if !errors.Is(unarmed.Err(), context.Canceled) {
+		t.Errorf("a budget released before anything waited: Err() = %v, want canceled", unarmed.Err())
+	}
+	// Past its deadline, released: the deadline came first and stays the answer.
+	late := newBudget(context.Background(), time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	late.release()
+	if !errors.Is(late.Err(), context.DeadlineExceeded) {
+		t.Errorf("a budget released after its deadline: Err() = %v, want the deadline", late.Err())
 	}
 }
