@@ -116,6 +116,16 @@ func (a *Arena) children(c []*yaml.Node) []*yaml.Node {
 	return (*p)[start:len(*p):len(*p)]
 }
 
+// Nodes returns how many nodes the arena's memory holds: an arena grown for an unusually large object
+// is better left to the collector than kept for every later one.
+func (a *Arena) Nodes() int {
+	n := 0
+	for _, c := range a.nodes {
+		n += cap(c)
+	}
+	return n
+}
+
 // Reset frees the arena's memory for new objects. The nodes handed out are zeroed, so that a use
 // after Reset finds empty nodes rather than another object's, and the strings they held can be
 // collected.

@@ -162,6 +162,9 @@ func TestArenaKeepsObjectsApart(t *testing.T) {
 				t.Fatalf("round %d: object %d read into the arena differs from FromJSON's", round, i)
 			}
 		}
+		if n := a.Nodes(); n < 150 || n > 3*128 {
+			t.Fatalf("round %d: the arena holds %d nodes after reading about 320", round, n)
+		}
 		a.Reset()
 		if got[0].Root.Kind != 0 || got[1].Root.Content != nil {
 			t.Fatalf("round %d: nodes handed out before Reset still hold kind %v and %d children", round, got[0].Root.Kind, len(got[1].Root.Content))

@@ -86,9 +86,15 @@ func (r *Reviewer) arena() *objects.Arena {
 }
 
 func (r *Reviewer) release(a *objects.Arena) {
+	if a.Nodes() > maxPooledNodes {
+		return // grown for a large object (a request may hold 3 MiB): not kept for every review
+	}
 	a.Reset()
 	r.arenas.Put(a)
 }
+
+// maxPooledNodes bounds the arenas kept: eight chunks, eight times an EC2NodeClass's tree.
+const maxPooledNodes = 1024
 
 // review is one decoded admission request.
 type review struct {
