@@ -12,10 +12,10 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// patchesFor turns the edits of fixable findings into JSON patch operations. On UPDATE, a finding
-// whose edits touch a field the request leaves as stored is skipped (returned in skipped): the fix
-// would change a live EC2NodeClass the user did not edit, and Karpenter would replace its nodes.
-func patchesFor(rv *review, findings []validators.Finding) (ops []jsonpatch.JsonPatchOperation, applied, skipped []validators.Finding) {
+// fixesFor picks the findings whose fixes the request gets. On UPDATE, a finding whose edits touch a
+// field the request leaves as stored is skipped (returned in skipped): the fix would change a live
+// EC2NodeClass the user did not edit, and Karpenter would replace its nodes.
+func fixesFor(rv *review, findings []validators.Finding) (applied, skipped []validators.Finding) {
 	for _, f := range findings {
 		if len(f.Edits) == 0 {
 			continue
@@ -24,12 +24,20 @@ func patchesFor(rv *review, findings []validators.Finding) (ops []jsonpatch.Json
 			skipped = append(skipped, f)
 			continue
 		}
+		applied = append(applied, f)
+	}
+	return applied, skipped
+}
+
+// patchesFor turns the edits of the applied findings into JSON patch operations.
+func patchesFor(rv *review, applied []validators.Finding) []jsonpatch.JsonPatchOperation {
+	var ops []jsonpatch.JsonPatchOperation
+	for _, f := range applied {
 		for _, e := range f.Edits {
 			ops = append(ops, patchOps(rv.obj.Root, e)...)
 		}
-		applied = append(applied, f)
 	}
-	return ops, applied, skipped
+	return ops
 }
 
 // editsUnchanged reports whether every field the edits touch is the same in the stored object: for a

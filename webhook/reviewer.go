@@ -281,7 +281,7 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 		return resp
 	}
 	res := r.evaluate(ctx, r.fixes, rv)
-	patches, applied, skipped := patchesFor(rv, res.Findings)
+	applied, skipped := fixesFor(rv, res.Findings)
 	resp := admission.Allowed("")
 	annotations := map[string]string{}
 	if r.Config.Mode == config.ModeDryRun {
@@ -289,7 +289,7 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 			annotations[annotationKey("would-fix", f.Rule)] = clip(f.Fix, maxAnnotation)
 		}
 	} else {
-		resp = admission.Patched("", patches...)
+		resp = admission.Patched("", patchesFor(rv, applied)...)
 		for _, f := range applied {
 			resp.Warnings = append(resp.Warnings, warning(f.Rule, "fixed: "+wording.OneLine(f.Fix)))
 			annotations[annotationKey("fixed", f.Rule)] = clip(f.Fix, maxAnnotation)
