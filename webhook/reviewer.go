@@ -93,7 +93,7 @@ func (r *Reviewer) release(a *objects.Arena) {
 	r.arenas.Put(a)
 }
 
-// maxPooledNodes bounds the arenas kept: eight chunks, eight times an EC2NodeClass's tree.
+// maxPooledNodes bounds the arenas kept: eight chunks of nodes, over ten EC2NodeClass trees.
 const maxPooledNodes = 1024
 
 // review is one decoded admission request.
