@@ -11,6 +11,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
 // Metrics are the webhook's Prometheus metrics (interfaces.md): requests by decision, their duration,
@@ -101,20 +102,11 @@ func (m *Metrics) durationObserver(kind string) prometheus.Observer {
 
 // findings counts a verdict's findings by the action taken.
 func (m *Metrics) findings(v *verdict) {
-	for _, f := range v.deny {
-		m.found.WithLabelValues(f.Rule, "deny").Inc()
-	}
-	for _, f := range v.preexisting {
-		m.found.WithLabelValues(f.Rule, "warn").Inc()
-	}
-	for _, f := range v.warn {
-		m.found.WithLabelValues(f.Rule, "warn").Inc()
-	}
-	for _, f := range v.audit {
-		action := string(f.Action)
-		if v.wouldApply(f) {
+	v.eachTaken(func(f validators.Finding, t taken) {
+		action := t.action
+		if t.would {
 			action = "would-" + action
 		}
 		m.found.WithLabelValues(f.Rule, action).Inc()
-	}
+	})
 }

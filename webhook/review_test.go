@@ -293,6 +293,9 @@ func TestUpdateDoesNotBlockOnUnchangedFields(t *testing.T) {
 	}) {
 		t.Errorf("the old problem is not warned: %q", resp.Warnings)
 	}
+	if a := resp.AuditAnnotations["instance-profile-arn"]; !strings.HasPrefix(a, "warn (unchanged by this request): instanceProfile is the ARN") {
+		t.Errorf("the old problem is not recorded as warned: %q", a)
+	}
 	changed := strings.Replace(classWithProblems, "instance-profile/KarpenterNodeInstanceProfile", "instance-profile/OtherProfile", 1)
 	resp = srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Update, changed, classWithProblems, false))
 	if resp.Allowed || !strings.Contains(resp.Result.Message, "[instance-profile-arn]") {

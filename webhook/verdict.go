@@ -177,22 +177,16 @@ func (v *verdict) annotations() map[string]string {
 		}
 		a[key] = clip(val, maxAnnotation)
 	}
-	for _, f := range v.deny {
-		add(f.Rule, "deny: "+wording.OneLine(f.Message))
-	}
-	for _, f := range v.preexisting {
-		add(f.Rule, "warn (unchanged by this request): "+wording.OneLine(f.Message))
-	}
-	for _, f := range v.warn {
-		add(f.Rule, "warn: "+wording.OneLine(f.Message))
-	}
-	for _, f := range v.audit {
-		verb := string(f.Action)
-		if v.wouldApply(f) {
+	v.eachTaken(func(f validators.Finding, t taken) {
+		verb := t.action
+		switch {
+		case t.unchanged:
+			verb += " (unchanged by this request)"
+		case t.would:
 			verb = "would " + verb
 		}
 		add(f.Rule, verb+": "+wording.OneLine(f.Message))
-	}
+	})
 	for _, s := range v.skipped {
 		add(annotationKey("skipped", s.Rule), s.Reason)
 	}
@@ -203,6 +197,31 @@ func (v *verdict) annotations() map[string]string {
 		return nil
 	}
 	return a
+}
+
+// taken is what a verdict did with one finding: the action ("deny" or "warn", or the rule's own
+// action for a finding only recorded), and whether it is a deny warned about because the UPDATE left
+// its field as stored (unchanged) or a recorded finding enforcement would have acted on (would).
+type taken struct {
+	action           string
+	unchanged, would bool
+}
+
+// eachTaken calls fn with every finding of the verdict and what was done with it: denies, denies on
+// unchanged fields, warnings, then the findings only recorded.
+func (v *verdict) eachTaken(fn func(validators.Finding, taken)) {
+	for _, f := range v.deny {
+		fn(f, taken{action: "deny"})
+	}
+	for _, f := range v.preexisting {
+		fn(f, taken{action: "warn", unchanged: true})
+	}
+	for _, f := range v.warn {
+		fn(f, taken{action: "warn"})
+	}
+	for _, f := range v.audit {
+		fn(f, taken{action: string(f.Action), would: v.wouldApply(f)})
+	}
 }
 
 // wouldApply reports whether a finding recorded only (v.audit) is one enforcement would have acted on:
