@@ -102,13 +102,13 @@ func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	if o.Name == "" {
 		return Decoded{}, &DecodeError{Line: line(root), Message: fmt.Sprintf("%s has no metadata.name", kind)}
 	}
-	var known *Metadata
+	// A head the fast decoder declined is declined again by the view, at the same node: only an
+	// exact head is worth a fast view.
 	if headOK {
-		known = &head.Metadata
-	}
-	ok, bad := decodeViewFast(root, view, known)
-	if ok {
-		return Decoded{Object: o}, nil
+		var viewOK bool
+		if viewOK, bad = decodeViewFast(root, view, &head.Metadata); viewOK {
+			return Decoded{Object: o}, nil
+		}
 	}
 	if err := root.Decode(view); err != nil {
 		msg := withField(shiftLines(err, lineOffset), root, bad)

@@ -16,18 +16,20 @@ import (
 // yaml.v3, which also writes every error message. FuzzDecodeFast checks on arbitrary documents that
 // whenever it answers, yaml.v3 decodes the same values.
 
-// fastDecoder holds whether the walk is still exact; every method is a no-op once it is not.
+// fastDecoder holds the node it declined at, nil while the walk is still exact; every method is a
+// no-op once it is not. For an object without lines (JSON), where that node is tells the reader which
+// field yaml.v3's error is about.
 type fastDecoder struct {
-	ok bool
-	// bad is the node it declined at: for an object without lines (JSON), where the node is tells
-	// the reader which field yaml.v3's error is about.
 	bad *yaml.Node
 }
 
-// decline stops the walk at node n.
+// ok reports whether the walk is still exact.
+func (d *fastDecoder) ok() bool { return d.bad == nil }
+
+// decline stops the walk at node n (never nil).
 func (d *fastDecoder) decline(n *yaml.Node) {
-	if d.ok {
-		d.ok, d.bad = false, n
+	if d.bad == nil {
+		d.bad = n
 	}
 }
 
@@ -35,7 +37,7 @@ func (d *fastDecoder) decline(n *yaml.Node) {
 // metadata.
 // When it declines, bad is the node it stopped at.
 func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) (ok bool, bad *yaml.Node) {
-	d := fastDecoder{ok: true}
+	var d fastDecoder
 	d.mapping(root, func(k string, v *yaml.Node) {
 		switch k {
 		case "apiVersion":
@@ -46,50 +48,45 @@ func decodeHeadFast(root *yaml.Node, apiVersion, kind *any, meta *Metadata) (ok 
 			d.metadata(v, meta)
 		}
 	})
-	return d.ok, d.bad
+	return d.ok(), d.bad
 }
 
 // decodeViewFast fills view, one of *EC2NodeClass, *NodePool or *ConfigMap, from root, and leaves it
-// untouched when it declines; bad is then the node it stopped at. meta, when not nil, is the
-// metadata decodeHeadFast already read from root: the view takes it instead of decoding it again.
+// untouched when it declines; bad is then the node it stopped at. meta is the metadata
+// decodeHeadFast read from root: the view takes it instead of decoding it again.
 func decodeViewFast(root *yaml.Node, view any, meta *Metadata) (ok bool, bad *yaml.Node) {
-	d := fastDecoder{ok: true}
+	var d fastDecoder
 	switch v := view.(type) {
 	case *EC2NodeClass:
 		var nc EC2NodeClass
 		d.object(root, &nc.Metadata, meta, "spec", func(n *yaml.Node) { d.nodeClassSpec(n, &nc.Spec) })
-		if d.ok {
+		if d.ok() {
 			*v = nc
 		}
 	case *NodePool:
 		var np NodePool
 		d.object(root, &np.Metadata, meta, "spec", func(n *yaml.Node) { d.nodePoolSpec(n, &np.Spec) })
-		if d.ok {
+		if d.ok() {
 			*v = np
 		}
 	case *ConfigMap:
 		var cm ConfigMap
 		d.object(root, &cm.Metadata, meta, "data", func(n *yaml.Node) { cm.Data = d.anyMap(n) })
-		if d.ok {
+		if d.ok() {
 			*v = cm
 		}
 	default:
 		return false, nil
 	}
-	return d.ok, d.bad
+	return d.ok(), d.bad
 }
 
-// object decodes an object's metadata (or takes known, when not nil) and its one other field the view
-// reads (spec, or data).
+// object takes the metadata the head decoded (known) and decodes the one other field the view reads
+// (spec, or data).
 func (d *fastDecoder) object(root *yaml.Node, meta, known *Metadata, field string, decode func(*yaml.Node)) {
-	if known != nil {
-		*meta = *known
-	}
+	*meta = *known
 	d.mapping(root, func(k string, n *yaml.Node) {
-		switch {
-		case k == "metadata" && known == nil:
-			d.metadata(n, meta)
-		case k == field:
+		if k == field {
 			decode(n)
 		}
 	})
@@ -280,14 +277,14 @@ func (d *fastDecoder) metadata(n *yaml.Node, m *Metadata) {
 // yaml.v3. It declines what yaml.v3 would refuse or treat specially: another node kind, a repeated
 // key, a merge key, a key that is not a plain string.
 func (d *fastDecoder) mapping(n *yaml.Node, field func(key string, value *yaml.Node)) {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return
 	}
 	if !plainMapping(n) {
 		d.decline(n)
 		return
 	}
-	for i := 0; i+1 < len(n.Content) && d.ok; i += 2 {
+	for i := 0; i+1 < len(n.Content) && d.ok(); i += 2 {
 		field(n.Content[i].Value, n.Content[i+1])
 	}
 }
@@ -300,14 +297,11 @@ func plainMapping(n *yaml.Node) bool {
 		return false
 	}
 	c := n.Content
+	var seen map[string]bool // past a few keys (see duplicate)
 	for i := 0; i+1 < len(c); i += 2 {
-		if c[i].Kind != yaml.ScalarNode || c[i].Tag != "!!str" || c[i].Value == "<<" {
+		// A merge key is tagged !!merge, so "<<" tagged !!str is an ordinary key to yaml.v3.
+		if c[i].Kind != yaml.ScalarNode || c[i].Tag != "!!str" || duplicate(c[:i], c[i].Value, &seen) {
 			return false
-		}
-		for j := 0; j < i; j += 2 {
-			if c[j].Value == c[i].Value {
-				return false
-			}
 		}
 	}
 	return true
@@ -316,7 +310,7 @@ func plainMapping(n *yaml.Node) bool {
 // sequence decodes a sequence node element by element; null is a nil slice and an empty sequence an
 // empty one, as in yaml.v3.
 func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []T {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode || n.Tag != "!!seq" {
@@ -325,7 +319,7 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 	}
 	out := make([]T, len(n.Content))
 	for i, e := range n.Content {
-		if !d.ok {
+		if !d.ok() {
 			return nil
 		}
 		if e.Kind == yaml.AliasNode || d.null(e) {
@@ -339,7 +333,7 @@ func sequence[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) []
 
 // pointer decodes an optional field: nil for null, else a new value.
 func pointer[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) *T {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return nil
 	}
 	p := new(T)
@@ -349,7 +343,7 @@ func pointer[T any](d *fastDecoder, n *yaml.Node, elem func(*yaml.Node, *T)) *T 
 
 // str decodes a string field: a !!str scalar, or null for "".
 func (d *fastDecoder) str(n *yaml.Node) string {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return ""
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
@@ -361,7 +355,7 @@ func (d *fastDecoder) str(n *yaml.Node) string {
 
 // anyString decodes a string into an `any` field: nil for null.
 func (d *fastDecoder) anyString(n *yaml.Node) any {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return nil
 	}
 	return d.str(n)
@@ -369,7 +363,7 @@ func (d *fastDecoder) anyString(n *yaml.Node) any {
 
 // boolean decodes true or false written in lower case (yaml.v3's other spellings go to yaml.v3).
 func (d *fastDecoder) boolean(n *yaml.Node) bool {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return false
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || (n.Value != "true" && n.Value != "false") {
@@ -381,7 +375,7 @@ func (d *fastDecoder) boolean(n *yaml.Node) bool {
 
 // integer decodes a plain decimal integer that fits in bits (other spellings go to yaml.v3).
 func (d *fastDecoder) integer(n *yaml.Node, bits int) int64 {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return 0
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || !plainDecimal(n.Value) {
@@ -409,7 +403,7 @@ func plainDecimal(s string) bool {
 
 // stringMap decodes a map of strings (annotations, labels, tags): !!str keys and values.
 func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return nil
 	}
 	if !plainMapping(n) {
@@ -432,7 +426,7 @@ func (d *fastDecoder) stringMap(n *yaml.Node) map[string]string {
 // it into map[string]any: strings, plain decimal integers as int, true and false, null, and nested
 // mappings and sequences. Other values (floats, other spellings) decline.
 func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
-	if !d.ok || d.null(n) {
+	if !d.ok() || d.null(n) {
 		return nil
 	}
 	if !plainMapping(n) {
@@ -440,7 +434,7 @@ func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
 		return nil
 	}
 	m := make(map[string]any, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content) && d.ok; i += 2 {
+	for i := 0; i+1 < len(n.Content) && d.ok(); i += 2 {
 		m[n.Content[i].Value] = d.anyValue(n.Content[i+1])
 	}
 	return m
@@ -448,7 +442,7 @@ func (d *fastDecoder) anyMap(n *yaml.Node) map[string]any {
 
 func (d *fastDecoder) anyValue(n *yaml.Node) any {
 	switch {
-	case !d.ok, d.null(n):
+	case !d.ok(), d.null(n):
 		return nil
 	case n.Kind == yaml.MappingNode:
 		return d.anyMap(n)
