@@ -271,12 +271,10 @@ func (v *validator) unique(seen map[string]int, key, section string, i int, fiel
 	seen[key] = i
 }
 
-var errLineRE = regexp.MustCompile(`line (\d+):`)
-
 // yamlErrLine returns the file line of a yaml.v3 decoding error ("line N: ..."), or fallback when it
 // names none.
 func yamlErrLine(err error, offset, fallback int) int {
-	if m := errLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlpos.LineRE.FindStringSubmatch(err.Error()); m != nil {
 		if n, _ := strconv.Atoi(m[1]); n > 0 {
 			return n + offset
 		}
@@ -291,7 +289,7 @@ func cleanYAMLError(err error) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	var out []string
 	for _, l := range strings.Split(msg, "\n") {
-		l = strings.TrimSpace(errLineRE.ReplaceAllString(l, ""))
+		l = strings.TrimSpace(yamlpos.LineRE.ReplaceAllString(l, ""))
 		if l == "" {
 			continue
 		}

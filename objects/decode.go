@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
 // DecodeError is an input error inside one document: what is wrong and where.
@@ -129,7 +131,7 @@ func withField(msg string, root, bad *yaml.Node) string {
 		return msg
 	}
 	field := Path(path...) + ": "
-	if m := yamlLineRE.FindStringIndex(msg); m != nil && m[0] == 0 {
+	if m := yamlpos.LineRE.FindStringIndex(msg); m != nil && m[0] == 0 {
 		return msg[:m[1]] + " " + field + strings.TrimPrefix(msg[m[1]:], " ")
 	}
 	return field + msg
@@ -163,7 +165,7 @@ func pathTo(n, target *yaml.Node, path []any) ([]any, bool) {
 
 // errorLine returns the file line of the first "line N:" of a shifted yaml.v3 error, else fallback.
 func errorLine(msg string, fallback int) int {
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlpos.LineRE.FindStringSubmatch(msg); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return n
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
 // API groups and versions the tool recognises.
@@ -209,7 +211,6 @@ func ParsePath(s string) []any {
 }
 
 var (
-	yamlLineRE  = regexp.MustCompile(`line (\d+):`)
 	definedAtRE = regexp.MustCompile(`already defined at line (\d+)`)
 	unmarshalRE = regexp.MustCompile("cannot unmarshal !!(\\w+) (`[^`]*`|)\\s*into (\\S+)")
 	yamlKinds   = map[string]string{"str": "the string", "int": "the number", "float": "the number", "bool": "the boolean",
@@ -238,8 +239,8 @@ func shiftLines(err error, offset int) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
 	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg = yamlLineRE.ReplaceAllStringFunc(msg, func(s string) string {
-		n, _ := strconv.Atoi(yamlLineRE.FindStringSubmatch(s)[1])
+	msg = yamlpos.LineRE.ReplaceAllStringFunc(msg, func(s string) string {
+		n, _ := strconv.Atoi(yamlpos.LineRE.FindStringSubmatch(s)[1])
 		return fmt.Sprintf("line %d:", n+offset)
 	})
 	msg = definedAtRE.ReplaceAllStringFunc(msg, func(s string) string {

@@ -91,7 +91,7 @@ func TestSimpleNodeConfig(t *testing.T) {
 				t.Fatalf("simpleNodeConfig(%q) = %v, want %v", tc.text, got, tc.want)
 			}
 			if tc.want {
-				if err := checkNodeConfigWithYAML(tc.text, "userData"); err != nil {
+				if err := checkNodeConfigWithYAML(tc.text, 0); err != nil {
 					t.Fatalf("yaml.v3 refuses what the fast path accepts: %v", err)
 				}
 			}
@@ -130,7 +130,7 @@ func FuzzSimpleNodeConfig(f *testing.F) {
 	f.Add(head + "# c\nspec:\n  a:\n  b: c\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		if simpleNodeConfig(text) {
-			if err := checkNodeConfigWithYAML(text, "userData"); err != nil {
+			if err := checkNodeConfigWithYAML(text, 0); err != nil {
 				t.Fatalf("fast path accepted %q, yaml.v3 refused it: %v", text, err)
 			}
 		}
@@ -170,7 +170,7 @@ func TestSimpleNodeConfigAgreesWithYAMLOnGeneratedDocuments(t *testing.T) {
 		text := b.String()
 		if simpleNodeConfig(text) {
 			accepted++
-			if err := checkNodeConfigWithYAML(text, "userData"); err != nil {
+			if err := checkNodeConfigWithYAML(text, 0); err != nil {
 				t.Fatalf("fast path accepted %q, yaml.v3 refused it: %v", text, err)
 			}
 		}

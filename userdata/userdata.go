@@ -20,6 +20,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/wording"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
 // Families as written in spec.amiFamily.
@@ -86,12 +88,11 @@ func Parse(family, text string) (UserData, error) {
 			}
 			for i, p := range parts {
 				if p.Kind == KindNodeConfig {
-					where := fmt.Sprintf("MIME part %d of userData", i+1)
-					body, err := nodeConfigPartText(p.Body, where)
+					body, err := nodeConfigPartText(p.Body, i+1)
 					if err != nil {
 						return UserData{}, err
 					}
-					if err := checkNodeConfig(body, where); err != nil {
+					if err := checkNodeConfig(body, i+1); err != nil {
 						return UserData{}, err
 					}
 				}
@@ -99,7 +100,7 @@ func Parse(family, text string) (UserData, error) {
 			return UserData{MIME: true, Parts: parts}, nil
 		}
 		if family == FamilyAL2023 && looksLikeNodeConfig(text) {
-			if err := checkNodeConfig(text, "userData"); err != nil {
+			if err := checkNodeConfig(text, 0); err != nil {
 				return UserData{}, err
 			}
 			return UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: text}}}, nil
@@ -220,10 +221,9 @@ func classify(mediaType, body string) Part {
 	return Part{ContentType: mediaType, Kind: k, Body: body}
 }
 
-// nodeConfigPartText returns the text nodeadm reads from a NodeConfig MIME part: like nodeadm, it
-// base64-decodes a body that is valid base64, then decompresses gzip data. where names the part in
-// errors.
-func nodeConfigPartText(body, where string) (string, error) {
+// nodeConfigPartText returns the text nodeadm reads from NodeConfig MIME part number part: like
+// nodeadm, it base64-decodes a body that is valid base64, then decompresses gzip data.
+func nodeConfigPartText(body string, part int) (string, error) {
 	b := []byte(body)
 	if d, err := base64.StdEncoding.DecodeString(body); err == nil {
 		b = d
@@ -234,30 +234,38 @@ func nodeConfigPartText(body, where string) (string, error) {
 			b, err = io.ReadAll(io.LimitReader(zr, 1<<20))
 		}
 		if err != nil {
-			return "", fmt.Errorf("NodeConfig in %s is gzip data that cannot be decompressed: %s", where, wording.OneLine(err.Error()))
+			return "", fmt.Errorf("NodeConfig in %s is gzip data that cannot be decompressed: %s", partName(part), wording.OneLine(err.Error()))
 		}
 	}
 	return string(b), nil
 }
 
+// partName names NodeConfig text in errors: MIME part number part (1-based), or with part 0 the
+// whole userData.
+func partName(part int) string {
+	if part == 0 {
+		return "userData"
+	}
+	return fmt.Sprintf("MIME part %d of userData", part)
+}
+
 // checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
-// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped. where names the
-// text in errors ("userData", "MIME part 2 of userData"); their line numbers count within it.
-func checkNodeConfig(text, where string) error {
+// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped. part is the
+// MIME part the text is (0: the whole userData); errors name it, and their line numbers count
+// within it.
+func checkNodeConfig(text string, part int) error {
 	if simpleNodeConfig(text) {
 		return nil
 	}
-	return checkNodeConfigWithYAML(text, where)
+	return checkNodeConfigWithYAML(text, part)
 }
 
 // checkNodeConfigWithYAML is checkNodeConfig through yaml.v3, which also writes its error messages.
-func checkNodeConfigWithYAML(text, where string) error {
-	inPart := where != "userData"
-	lines := func(msg string) string {
-		if inPart { // "line 4:" would be read as a line of the whole userData
-			msg = yamlLineRE.ReplaceAllString(msg, "line $1 of the part:")
-		}
-		return msg
+func checkNodeConfigWithYAML(text string, part int) error {
+	// In a part, "line 4" would be read as a line of the whole userData.
+	lineSuffix := ""
+	if part > 0 {
+		lineSuffix = " of the part"
 	}
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	for {
@@ -267,7 +275,9 @@ func checkNodeConfigWithYAML(text, where string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("NodeConfig in %s is not valid YAML: %s", where, lines(wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: "))))
+			msg := wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: "))
+			msg = yamlpos.LineRE.ReplaceAllString(msg, "line $1"+lineSuffix+":")
+			return fmt.Errorf("NodeConfig in %s is not valid YAML: %s", partName(part), msg)
 		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue
@@ -278,10 +288,10 @@ func checkNodeConfigWithYAML(text, where string) error {
 			Kind       string `yaml:"kind"`
 		}
 		if root.Kind != yaml.MappingNode || root.Decode(&doc) != nil {
-			return fmt.Errorf("NodeConfig in %s (%s) is not a YAML mapping with string apiVersion and kind; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", where, strings.TrimSuffix(lines(fmt.Sprintf("line %d:", root.Line)), ":"))
+			return fmt.Errorf("NodeConfig in %s (line %d%s) is not a YAML mapping with string apiVersion and kind; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", partName(part), root.Line, lineSuffix)
 		}
 		if doc.APIVersion != "node.eks.aws/v1alpha1" || doc.Kind != "NodeConfig" {
-			return fmt.Errorf("NodeConfig in %s has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", where, doc.APIVersion, doc.Kind)
+			return fmt.Errorf("NodeConfig in %s has apiVersion %q and kind %q; nodeadm reads apiVersion node.eks.aws/v1alpha1, kind NodeConfig", partName(part), doc.APIVersion, doc.Kind)
 		}
 	}
 }
@@ -297,7 +307,6 @@ type Command struct {
 
 var (
 	nodeConfigHeadRE = regexp.MustCompile(`(?m)^(apiVersion|kind):`)
-	yamlLineRE       = regexp.MustCompile(`\bline (\d+):`)
 	bootstrapRE      = regexp.MustCompile(`/etc/eks/bootstrap\.sh`)
 	nodeadmInitRE    = regexp.MustCompile(`\bnodeadm\s+init\b`)
 )

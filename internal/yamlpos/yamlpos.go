@@ -19,6 +19,10 @@ import (
 
 var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// LineRE matches the "line N:" yaml.v3 puts before each problem of an error (N in group 1): callers
+// shift, rename or drop it.
+var LineRE = regexp.MustCompile(`line (\d+):`)
+
 // SyntaxError returns yaml.v3's line for a syntax error (a hint, see ErrorLine) and the error's text.
 func SyntaxError(err error) (int, string) {
 	msg := err.Error()
