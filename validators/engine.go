@@ -74,10 +74,6 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				continue
 			}
 			if missing := missingFacts(c, ri, r); missing.reason != "" {
-				if res.NotEvaluated == nil {
-					// Without facts, every rule of the kind that needs them lands here.
-					res.NotEvaluated = make([]NotEvaluated, 0, cat.needFacts[kind])
-				}
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
 				continue
 			}
@@ -206,16 +202,14 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 // unknownReason returns why the provider does not know the catalog's fact number fi, or "" when it
 // does, asking the provider once per evaluation.
 func (c *Context) unknownReason(fi int) string {
-	if fi < len(c.unknown) && c.unknown[fi].asked {
+	if c.unknown[fi].asked {
 		return c.unknown[fi].why
 	}
 	why := ""
 	if err := c.Facts.Known(c, c.catalog.facts[fi]); err != nil {
 		why = facts.Reason(err)
 	}
-	if fi < len(c.unknown) { // beyond that (no catalog asks that many), asked again
-		c.unknown[fi] = factAnswer{asked: true, why: why}
-	}
+	c.unknown[fi] = factAnswer{asked: true, why: why}
 	return why
 }
 

@@ -85,7 +85,8 @@ type Context struct {
 	FindNodeClass func(name string) *objects.Object
 
 	catalog *Catalog
-	// unknown holds the answers about the catalog's facts (Catalog.facts; a catalog has a dozen).
+	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
+	// NewCatalog checks).
 	unknown  [16]factAnswer
 	userData memo[*objects.Object, parsedUserData]
 	auth     memo[*objects.Object, authResult]
@@ -171,8 +172,6 @@ type Catalog struct {
 	byID  map[string]*Rule
 	// missing holds, per rule, the last reason composed for its unknown facts (see composeMissing).
 	missing []atomic.Pointer[composedMissing]
-	// needFacts counts, per kind, the rules for it that declare needed facts.
-	needFacts map[string]int
 	// kindRules lists, per kind and scope, the positions of the rules that run there, in catalog
 	// order (see rulesFor).
 	kindRules map[kindScope][]int
@@ -203,16 +202,14 @@ func NewCatalog(rules ...*Rule) *Catalog {
 		return c.rules[i].ID < c.rules[j].ID
 	})
 	c.missing = make([]atomic.Pointer[composedMissing], len(c.rules))
-	c.needFacts = map[string]int{}
 	c.kindRules = map[kindScope][]int{}
 	for _, k := range []string{KindEC2NodeClass, KindNodePool, KindAWSAuth} {
-		for _, r := range c.rules {
-			if len(r.Needs) > 0 && r.AppliesTo(k) {
-				c.needFacts[k]++
+		for _, scope := range []Scope{ScopeAll, ScopeCLI, ScopeAdmission, ScopeAudit} {
+			for i, r := range c.rules {
+				if r.AppliesTo(k) && (r.Scope == ScopeAll || r.Scope == scope) {
+					c.kindRules[kindScope{k, scope}] = append(c.kindRules[kindScope{k, scope}], i)
+				}
 			}
-		}
-		for _, scope := range []Scope{ScopeCLI, ScopeAdmission, ScopeAudit} {
-			c.kindRules[kindScope{k, scope}] = c.filterRules(k, scope)
 		}
 	}
 	c.needs = make([][]int, len(c.rules))
@@ -226,6 +223,9 @@ func NewCatalog(rules ...*Rule) *Catalog {
 			c.needs[i] = append(c.needs[i], fi)
 		}
 	}
+	if len(c.facts) > len(Context{}.unknown) {
+		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(Context{}.unknown)))
+	}
 	return c
 }
 
@@ -234,22 +234,10 @@ type kindScope struct {
 	scope Scope
 }
 
-// rulesFor returns the positions of the rules that apply to kind and run in scope.
+// rulesFor returns the positions of the rules that apply to kind and run in scope (one of the Scope
+// constants).
 func (c *Catalog) rulesFor(kind string, scope Scope) []int {
-	if rs, ok := c.kindRules[kindScope{kind, scope}]; ok {
-		return rs
-	}
-	return c.filterRules(kind, scope)
-}
-
-func (c *Catalog) filterRules(kind string, scope Scope) []int {
-	var out []int
-	for i, r := range c.rules {
-		if r.AppliesTo(kind) && (r.Scope == ScopeAll || r.Scope == scope) {
-			out = append(out, i)
-		}
-	}
-	return out
+	return c.kindRules[kindScope{kind, scope}]
 }
 
 func kindOrder(k string) int {
