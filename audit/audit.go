@@ -138,7 +138,7 @@ func Run(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p fac
 func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, objs *Objects, progress func(done, total int)) *Outcome {
 	all := objs.All()
 	if objs.AWSAuth != nil {
-		data, _, _ := validators.InputAWSAuth([]*objects.Object{objs.AWSAuth})
+		data, _ := validators.ConfigMapData(objs.AWSAuth) // parsed once, by WithClusterAWSAuth
 		p = facts.WithClusterAWSAuth(p, data)
 	}
 	complete := func(context.Context) error { return nil } // the objects were listed whole

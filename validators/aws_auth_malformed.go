@@ -96,19 +96,24 @@ func InputAWSAuth(objs []*objects.Object) (data map[string]string, malformed, fo
 		if o.AWSAuth == nil {
 			continue
 		}
-		data = map[string]string{}
-		for k, v := range o.AWSAuth.Data {
-			str, ok := v.(string)
-			if !ok && v != nil {
-				malformed = true
-				continue
-			}
-			data[k] = str
-		}
-		if _, problems := awsauth.Parse(data); len(problems) > 0 {
-			malformed = true
-		}
-		return data, malformed, true
+		data, strs := ConfigMapData(o)
+		_, problems := awsauth.Parse(data)
+		return data, !strs || len(problems) > 0, true
 	}
 	return nil, false, false
+}
+
+// ConfigMapData returns an aws-auth object's data as strings, without parsing it; allStrings is false
+// when a value is not a string (left out of data), which makes the ConfigMap malformed to EKS.
+func ConfigMapData(o *objects.Object) (data map[string]string, allStrings bool) {
+	data, allStrings = map[string]string{}, true
+	for k, v := range o.AWSAuth.Data {
+		str, ok := v.(string)
+		if !ok && v != nil {
+			allStrings = false
+			continue
+		}
+		data[k] = str
+	}
+	return data, allStrings
 }

@@ -124,12 +124,12 @@ var awsAuthRemovesNodeRole = &Rule{
 // parsedConfigMap parses an aws-auth object's data; nil when EKS would not read it (malformed), so it
 // authorizes nothing.
 func parsedConfigMap(o *objects.Object) *facts.AWSAuthData {
-	data, malformed, ok := InputAWSAuth([]*objects.Object{o})
-	if !ok || malformed {
+	if o.AWSAuth == nil {
 		return nil
 	}
+	data, strs := ConfigMapData(o)
 	auth, err := facts.ParseAWSAuth(data, "aws-auth")
-	if err != nil {
+	if !strs || err != nil {
 		return nil
 	}
 	return auth
