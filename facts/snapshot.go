@@ -400,8 +400,10 @@ func (s *Snapshot) AccessEntry(ctx context.Context, role *Role) (*AccessEntry, e
 	// The first entry keyed to the role's ARN or to its path-less ARN (Role.PrincipalMatcher).
 	n := len(*s.facts.AccessEntries)
 	i := firstFold(s.principals, n, s.principal, role.ARN)
-	if j := firstFold(s.principals, n, s.principal, role.PathlessARN()); j >= 0 && (i < 0 || j < i) {
-		i = j
+	if pathless := role.PathlessARN(); !strings.EqualFold(pathless, role.ARN) {
+		if j := firstFold(s.principals, n, s.principal, pathless); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
 	}
 	if i < 0 {
 		return nil, nil
