@@ -58,46 +58,46 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// Decisions of a review, positions in decisions.
+const (
+	decisionAllow = iota
+	decisionWarn
+	decisionDeny
+	decisionError
+)
+
 // observe counts one answered review.
 func (m *Metrics) observe(req admission.Request, resp *admission.Response, d time.Duration) {
-	decision := "allow"
+	decision := decisionAllow
 	switch {
 	case !resp.Allowed && resp.Result != nil && resp.Result.Code >= 400 && resp.Result.Code != 403:
-		decision = "error"
+		decision = decisionError
 	case !resp.Allowed:
-		decision = "deny"
+		decision = decisionDeny
 	case len(resp.Warnings) > 0:
-		decision = "warn"
+		decision = decisionWarn
 	}
-	m.requestCounter(req.Kind.Kind, req.Operation, decision).Inc()
-	m.durationObserver(req.Kind.Kind).Observe(d.Seconds())
+	kind, op := req.Kind.Kind, req.Operation
+	k, o := slices.Index(reviewedKinds[:], kind), slices.Index(operations[:], op)
+	if k < 0 || o < 0 { // not a kind the webhook reviews: looked up each time
+		m.requests.WithLabelValues(kind, string(op), decisions[decision]).Inc()
+		m.duration.WithLabelValues(kind).Observe(d.Seconds())
+		return
+	}
+	keep(&m.requestSeries[(k*len(operations)+o)*len(decisions)+decision], func() prometheus.Counter {
+		return m.requests.WithLabelValues(kind, string(op), decisions[decision])
+	}).Inc()
+	keep(&m.durationSeries[k], func() prometheus.Observer { return m.duration.WithLabelValues(kind) }).Observe(d.Seconds())
 }
 
-func (m *Metrics) requestCounter(kind string, op admissionv1.Operation, decision string) prometheus.Counter {
-	k, o, d := slices.Index(reviewedKinds[:], kind), slices.Index(operations[:], op), slices.Index(decisions[:], decision)
-	if k < 0 || o < 0 || d < 0 {
-		return m.requests.WithLabelValues(kind, string(op), decision)
+// keep returns the series kept in slot, making it with series on first use.
+func keep[T any](slot *atomic.Value, series func() T) T {
+	if s, ok := slot.Load().(T); ok {
+		return s
 	}
-	series := &m.requestSeries[(k*len(operations)+o)*len(decisions)+d]
-	if c, ok := series.Load().(prometheus.Counter); ok {
-		return c
-	}
-	c := m.requests.WithLabelValues(kind, string(op), decision)
-	series.Store(c)
-	return c
-}
-
-func (m *Metrics) durationObserver(kind string) prometheus.Observer {
-	k := slices.Index(reviewedKinds[:], kind)
-	if k < 0 {
-		return m.duration.WithLabelValues(kind)
-	}
-	if o, ok := m.durationSeries[k].Load().(prometheus.Observer); ok {
-		return o
-	}
-	o := m.duration.WithLabelValues(kind)
-	m.durationSeries[k].Store(o)
-	return o
+	s := series()
+	slot.Store(s)
+	return s
 }
 
 // findings counts a verdict's findings by the action taken.
