@@ -80,14 +80,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: expected at least 1", *rounds)
+	}
 	var concurrency []int
 	for _, s := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return fmt.Errorf("-concurrency %q: expected positive numbers", *levels)
-		}
-		if *rounds < 1 {
-			return fmt.Errorf("-rounds %d: expected at least 1", *rounds)
 		}
 		concurrency = append(concurrency, n)
 	}
