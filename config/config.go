@@ -61,6 +61,9 @@ type Config struct {
 	Rules      map[string]Action `yaml:"rules"`
 	AMIOwners  AMIOwners         `yaml:"amiOwners"`
 	AWS        AWS               `yaml:"aws"`
+
+	// ModeSet is whether the document itself set mode (Default's enforce applies otherwise).
+	ModeSet bool `yaml:"-"`
 }
 
 // AMIOwners configures the AMI owner rules.
@@ -161,6 +164,10 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 		}
 		return nil, errors.New("more than one document: a configuration file holds exactly one GuardConfig")
 	}
+	var set struct {
+		Mode *string `yaml:"mode"`
+	}
+	c.ModeSet = yaml.Unmarshal(data, &set) == nil && set.Mode != nil
 	var problems []string
 	if c.APIVersion != APIVersion || c.Kind != Kind {
 		problems = append(problems, fmt.Sprintf("apiVersion/kind must be %s/%s, got %q/%q", APIVersion, Kind, c.APIVersion, c.Kind))

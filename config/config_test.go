@@ -50,6 +50,7 @@ func TestParseValid(t *testing.T) {
 				APIVersion: APIVersion,
 				Kind:       Kind,
 				Mode:       ModeEnforce,
+				ModeSet:    true,
 				Rules:      map[string]Action{"subnet-public": ActionDeny, "al2023-hybrid-auth": ActionOff},
 				AMIOwners:  AMIOwners{Allowed: []string{"amazon", "self"}, DefaultOwner: "amazon"},
 				AWS: AWS{
@@ -79,14 +80,14 @@ func TestParseValid(t *testing.T) {
 			name: "mode warn and every action",
 			in:   header + "mode: warn\nrules:\n  subnet-public: warn\n  al2023-hybrid-auth: audit\n  nodepool-no-limits: deny\n",
 			want: withDefaults(func(c *Config) {
-				c.Mode = ModeWarn
+				c.Mode, c.ModeSet = ModeWarn, true
 				c.Rules = map[string]Action{"subnet-public": ActionWarn, "al2023-hybrid-auth": ActionAudit, "nodepool-no-limits": ActionDeny}
 			}),
 		},
 		{
 			name: "mode dry-run and onError deny",
 			in:   header + "mode: dry-run\naws:\n  onError: deny\n",
-			want: withDefaults(func(c *Config) { c.Mode = ModeDryRun; c.AWS.OnError = OnErrorDeny }),
+			want: withDefaults(func(c *Config) { c.Mode, c.ModeSet = ModeDryRun, true; c.AWS.OnError = OnErrorDeny }),
 		},
 		{
 			name: "onError allow and durations only partly given",

@@ -21,19 +21,32 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	found    *prometheus.CounterVec
 
-	// The series of the kinds, operations and decisions the webhook reviews, kept once first used
-	// (prometheus.Counter in requestSeries, prometheus.Observer in durationSeries): WithLabelValues
-	// hashes and looks up its labels on every call, and every review counts itself.
-	requestSeries  [len(reviewedKinds) * len(operations) * len(decisions)]atomic.Value
-	durationSeries [len(reviewedKinds)]atomic.Value
+	// Every series, kept once first used (prometheus.Counter in requestSeries, prometheus.Observer in
+	// durationSeries): WithLabelValues hashes and looks up its labels on every call, and every review
+	// counts itself.
+	requestSeries  [len(kindLabels) * len(operationLabels) * len(decisions)]atomic.Value
+	durationSeries [len(kindLabels)]atomic.Value
 }
 
-// The label values whose series Metrics keeps; others are looked up every time.
+// The label values: closed sets, so that no request can add a series. Any client that reaches the
+// webhook's port can send a review of a made-up kind; each would otherwise be a new series kept for the
+// life of the process, and enough of them would run it out of memory. Kinds and operations the webhook
+// does not review are counted as "other".
 var (
-	reviewedKinds = [...]string{objects.KindEC2NodeClass, objects.KindNodePool, objects.KindConfigMap}
-	operations    = [...]admissionv1.Operation{admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect}
-	decisions     = [...]string{"allow", "warn", "deny", "error"}
+	kindLabels      = [...]string{objects.KindEC2NodeClass, objects.KindNodePool, objects.KindConfigMap, otherLabel}
+	operationLabels = [...]string{string(admissionv1.Create), string(admissionv1.Update), string(admissionv1.Delete), string(admissionv1.Connect), otherLabel}
+	decisions       = [...]string{"allow", "warn", "deny", "error"}
 )
+
+const otherLabel = "other"
+
+// labelIndex is the position of v in labels, or of the last label ("other") when v is not one of them.
+func labelIndex(labels []string, v string) int {
+	if i := slices.Index(labels, v); i >= 0 {
+		return i
+	}
+	return len(labels) - 1
+}
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
@@ -77,17 +90,11 @@ func (m *Metrics) observe(req admission.Request, resp *admission.Response, d tim
 	case len(resp.Warnings) > 0:
 		decision = decisionWarn
 	}
-	kind, op := req.Kind.Kind, req.Operation
-	k, o := slices.Index(reviewedKinds[:], kind), slices.Index(operations[:], op)
-	if k < 0 || o < 0 { // not a kind the webhook reviews: looked up each time
-		m.requests.WithLabelValues(kind, string(op), decisions[decision]).Inc()
-		m.duration.WithLabelValues(kind).Observe(d.Seconds())
-		return
-	}
-	keep(&m.requestSeries[(k*len(operations)+o)*len(decisions)+decision], func() prometheus.Counter {
-		return m.requests.WithLabelValues(kind, string(op), decisions[decision])
+	k, o := labelIndex(kindLabels[:], req.Kind.Kind), labelIndex(operationLabels[:], string(req.Operation))
+	keep(&m.requestSeries[(k*len(operationLabels)+o)*len(decisions)+decision], func() prometheus.Counter {
+		return m.requests.WithLabelValues(kindLabels[k], operationLabels[o], decisions[decision])
 	}).Inc()
-	keep(&m.durationSeries[k], func() prometheus.Observer { return m.duration.WithLabelValues(kind) }).Observe(d.Seconds())
+	keep(&m.durationSeries[k], func() prometheus.Observer { return m.duration.WithLabelValues(kindLabels[k]) }).Observe(d.Seconds())
 }
 
 // keep returns the series kept in slot, making it with series on first use.

@@ -7,6 +7,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	yaml "go.yaml.in/yaml/v3"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -101,8 +103,14 @@ type review struct {
 	req  admission.Request
 	kind string // validators.KindEC2NodeClass, KindNodePool or KindAWSAuth
 	// obj is the object as it would be stored (for DELETE, the object being deleted); old is the
-	// stored object before the request (UPDATE and DELETE).
+	// stored object before the request (UPDATE and DELETE). Either is nil when it cannot be read.
 	obj, old *objects.Object
+	// objRoot and oldRoot are the same objects read as plain trees, without the typed views: what is
+	// compared to tell what an UPDATE changes, even when a view cannot be read (a field of a type
+	// this version of karpenter-guard does not know). Nil when not even that could be read.
+	objRoot, oldRoot *yaml.Node
+	// objErr and oldErr say why obj or old could not be read.
+	objErr, oldErr error
 }
 
 // ref names the object of the review for messages: Kind "name".
@@ -113,8 +121,33 @@ func (rv *review) ref() string {
 	return objects.Ref{Kind: rv.req.Kind.Kind, Name: rv.req.Name, Namespace: rv.req.Namespace}.String()
 }
 
-// decode reads a request. A request the webhook does not review is answered allowed; one it cannot
-// read is answered with what is wrong.
+// changesSpec reports whether the request makes or changes a spec: a CREATE, or an UPDATE whose spec
+// differs from the stored one. Only such requests may be refused for something karpenter-guard cannot
+// decide (an object it cannot read, a fact AWS did not give in time): metadata, finalizer and
+// annotation churn, which Karpenter's own controller makes, never is. An UPDATE whose stored object
+// cannot be read at all counts as not changing the spec: the stored object is never a reason to refuse.
+func (rv *review) changesSpec() bool {
+	switch rv.req.Operation {
+	case admissionv1.Create:
+		return true
+	case admissionv1.Update:
+		if rv.kind == validators.KindAWSAuth || rv.objRoot == nil || rv.oldRoot == nil {
+			return false
+		}
+		return !sameValue(objects.Lookup(rv.oldRoot, "spec"), objects.Lookup(rv.objRoot, "spec"))
+	}
+	return false
+}
+
+// beingDeleted reports whether the object of a CREATE or UPDATE carries a deletionTimestamp: the
+// finalizer and annotation updates that let a deletion finish are never reviewed.
+func (rv *review) beingDeleted() bool {
+	return rv.req.Operation != admissionv1.Delete && objects.Lookup(rv.objRoot, "metadata", "deletionTimestamp") != nil
+}
+
+// decode reads a request. A request the webhook does not review is answered allowed; one that is not
+// an admission request at all (no object) is answered with what is wrong. An object or oldObject whose
+// fields cannot be read is not an error here: the review records why, and the caller decides.
 func decode(req admission.Request, a *objects.Arena) (*review, *admission.Response) {
 	rv := &review{req: req}
 	gvk := req.Kind
@@ -134,22 +167,18 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 		resp := admission.Allowed("karpenter-guard does not review subresource " + req.SubResource)
 		return nil, &resp
 	}
-	var err error
 	switch req.Operation {
 	case admissionv1.Create, admissionv1.Update:
-		if rv.obj, err = parseObject(a, "object", req.Object.Raw); err != nil {
-			return nil, errored(http.StatusBadRequest, rv, err)
+		if len(req.Object.Raw) == 0 {
+			return nil, errored(http.StatusBadRequest, rv, errors.New("the AdmissionReview has no request.object"))
 		}
+		rv.obj, rv.objRoot, rv.objErr = readObject(a, "object", req.Object.Raw)
 		if req.Operation == admissionv1.Update {
-			if rv.old, err = parseObject(a, "oldObject", req.OldObject.Raw); err != nil {
-				return nil, errored(http.StatusBadRequest, rv, err)
-			}
+			rv.old, rv.oldRoot, rv.oldErr = readObject(a, "oldObject", req.OldObject.Raw)
 		}
 	case admissionv1.Delete:
-		if rv.old, err = parseObject(a, "oldObject", req.OldObject.Raw); err != nil {
-			return nil, errored(http.StatusBadRequest, rv, err)
-		}
-		rv.obj = rv.old
+		rv.old, rv.oldRoot, rv.oldErr = readObject(a, "oldObject", req.OldObject.Raw)
+		rv.obj, rv.objRoot, rv.objErr = rv.old, rv.oldRoot, rv.oldErr
 	default:
 		resp := admission.Allowed("karpenter-guard does not review " + string(req.Operation))
 		return nil, &resp
@@ -157,28 +186,57 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 	return rv, nil
 }
 
-// parseObject decodes one object of a review (JSON, as the API server sends it).
-func parseObject(a *objects.Arena, field string, raw []byte) (*objects.Object, error) {
+// readObject decodes one object of a review (JSON, as the API server sends it): the object with its
+// typed view, and its plain tree, which is there even when the view cannot be read.
+func readObject(a *objects.Arena, field string, raw []byte) (*objects.Object, *yaml.Node, error) {
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("the AdmissionReview has no request.%s", field)
+		return nil, nil, fmt.Errorf("the AdmissionReview has no request.%s", field)
 	}
 	d, err := objects.FromJSONIn(a, raw, "")
-	if err != nil {
-		var de *objects.DecodeError
-		if errors.As(err, &de) {
-			return nil, fmt.Errorf("request.%s cannot be read: %s", field, de.Message)
-		}
-		return nil, fmt.Errorf("request.%s cannot be read: %w", field, err)
+	if err == nil && d.Object != nil {
+		return d.Object, d.Object.Root, nil
 	}
-	if d.Object == nil {
-		return nil, fmt.Errorf("request.%s is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", field)
+	if err == nil {
+		err = fmt.Errorf("request.%s is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", field)
+	} else if de := (*objects.DecodeError)(nil); errors.As(err, &de) {
+		err = fmt.Errorf("request.%s cannot be read: %s", field, de.Message)
+	} else {
+		err = fmt.Errorf("request.%s cannot be read: %w", field, err)
 	}
-	return d.Object, nil
+	// The plain tree, for what the request changes; yaml.v3 reads JSON. Only undecodable objects take
+	// this path.
+	var doc yaml.Node
+	if !json.Valid(raw) || yaml.Unmarshal(raw, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, err
+	}
+	return nil, doc.Content[0], err
 }
 
 func errored(code int32, rv *review, err error) *admission.Response {
 	resp := admission.Errored(code, fmt.Errorf("karpenter-guard: %s %s: %w", rv.req.Kind.Kind, rv.req.Name, err))
 	return &resp
+}
+
+// unread answers a review whose object cannot be read (a field of a type this version of
+// karpenter-guard does not know, say after a Karpenter upgrade). It is refused only in mode enforce,
+// and only when the request makes or changes a spec; anything else is allowed with a warning that
+// names the field, so that no Karpenter release can block the writes a cluster lives on.
+func (r *Reviewer) unread(rv *review) admission.Response {
+	what := wording.OneLine(rv.objErr.Error())
+	refuse := rv.changesSpec()
+	if r.Config.Mode == config.ModeEnforce && refuse {
+		return admission.Denied(fmt.Sprintf("karpenter-guard: %s denied: %s\n"+
+			"  fix: correct the field; if the Karpenter CRDs accept it, this karpenter-guard is older than them: upgrade it (or set mode: warn until then)", rv.ref(), what))
+	}
+	resp := admission.Allowed("")
+	if r.Config.Mode != config.ModeDryRun {
+		resp.Warnings = []string{clip("[karpenter-guard] not checked: "+what, maxWarning)}
+	}
+	if refuse && r.Config.Mode == config.ModeDryRun {
+		what = "would deny: " + what
+	}
+	resp.AuditAnnotations = map[string]string{"unread": clip(what, maxAnnotation)}
+	return resp
 }
 
 // evaluate runs cat on the review's object within the aws.timeout budget. The rules find the
@@ -248,6 +306,9 @@ func (r *Reviewer) Validate(ctx context.Context, req admission.Request) admissio
 	a := r.arena()
 	defer r.release(a)
 	rv, early := decode(req, a)
+	if early == nil {
+		early = r.unreviewable(rv)
+	}
 	if early != nil {
 		r.Metrics.observe(req, early, time.Since(start))
 		return *early
@@ -264,6 +325,26 @@ func (r *Reviewer) Validate(ctx context.Context, req admission.Request) admissio
 	return resp
 }
 
+// unreviewable answers, without evaluating, a review of an object being deleted (allowed: the updates
+// that let a deletion finish are never refused) or of an object that cannot be read (unread); nil for
+// a review to evaluate.
+func (r *Reviewer) unreviewable(rv *review) *admission.Response {
+	var resp admission.Response
+	switch {
+	case rv.beingDeleted():
+		resp = admission.Allowed("karpenter-guard does not review an object being deleted")
+	case rv.objErr != nil && rv.req.Operation == admissionv1.Delete:
+		// Deleting an object karpenter-guard cannot read (aws-auth): nothing to check it against.
+		resp = admission.Allowed("")
+		resp.Warnings = []string{clip("[karpenter-guard] not checked: "+wording.OneLine(rv.objErr.Error()), maxWarning)}
+	case rv.objErr != nil:
+		resp = r.unread(rv)
+	default:
+		return nil
+	}
+	return &resp
+}
+
 // Mutate answers /mutate: the safe fixes, as JSON patches. On UPDATE only fields the request itself
 // changes are touched: rewriting an untouched spec field of a stored EC2NodeClass would make
 // Karpenter see drift and replace every node of the class. Nothing is patched in mode dry-run.
@@ -272,7 +353,9 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 	a := r.arena()
 	defer r.release(a)
 	rv, early := decode(req, a)
-	if early != nil || rv.kind == validators.KindAWSAuth || req.Operation == admissionv1.Delete {
+	if early != nil || rv.kind == validators.KindAWSAuth || req.Operation == admissionv1.Delete || rv.objErr != nil || rv.beingDeleted() {
+		// Nothing to fix: not reviewed, not a Karpenter object, being deleted, or not readable (which
+		// /validate, not /mutate, reports).
 		resp := admission.Allowed("")
 		if early != nil {
 			resp = *early

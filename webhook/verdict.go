@@ -54,16 +54,24 @@ func decide(cfg *config.Config, rv *review, res validators.Result) *verdict {
 		}
 	}
 	v.unverified = validators.GroupByCause(res.NotEvaluated)
-	v.denyUnverified = len(v.unverified) > 0 && cfg.AWS.OnError == config.OnErrorDeny && cfg.Mode == config.ModeEnforce
+	// aws.onError: deny refuses only what makes or changes an EC2NodeClass or NodePool spec: never an
+	// aws-auth edit (aws-auth fails open), a deletion or metadata churn.
+	v.denyUnverified = len(v.unverified) > 0 && cfg.AWS.OnError == config.OnErrorDeny && cfg.Mode == config.ModeEnforce &&
+		rv.kind != validators.KindAWSAuth && rv.changesSpec()
 	v.warnUnverified = len(v.unverified) > 0 && !v.denyUnverified && cfg.AWS.OnError != config.OnErrorAllow
 	return v
 }
 
 // unchangedByUpdate reports whether f is about a field an UPDATE leaves as it was: karpenter-guard never
-// blocks an edit for a problem the edit did not make (the warning and the audit still report it).
+// blocks an edit for a problem the edit did not make (the warning and the audit still report it). When
+// the stored object cannot be read at all, no finding can be told new, and none blocks: the stored
+// object is never the reason an edit is refused.
 func unchangedByUpdate(rv *review, f validators.Finding) bool {
-	if rv.req.Operation != admissionv1.Update || rv.old == nil || rv.kind == validators.KindAWSAuth {
+	if rv.req.Operation != admissionv1.Update || rv.kind == validators.KindAWSAuth {
 		return false
+	}
+	if rv.oldRoot == nil {
+		return true
 	}
 	path := objects.ParsePath(f.Field)
 	if len(path) == 0 {
@@ -74,7 +82,7 @@ func unchangedByUpdate(rv *review, f validators.Finding) bool {
 
 // unchanged reports whether the field at path holds the same value before and after an UPDATE.
 func (rv *review) unchanged(path []any) bool {
-	return sameValue(objects.Lookup(rv.old.Root, path...), objects.Lookup(rv.obj.Root, path...))
+	return sameValue(objects.Lookup(rv.oldRoot, path...), objects.Lookup(rv.objRoot, path...))
 }
 
 // response renders the verdict as the API server expects it.
