@@ -44,6 +44,9 @@ import (
 type serveOptions struct {
 	live            liveOptions
 	port            int
+	bindAddress     string
+	mode            string
+	webhookTimeout  time.Duration
 	certDir         string
 	healthAddr      string
 	metricsAddr     string
@@ -89,6 +92,9 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f := cmd.Flags()
 	o.live.addFlags(f)
 	f.IntVar(&o.port, "port", 9443, "HTTPS port of the webhook")
+	f.StringVar(&o.bindAddress, "bind-address", "", "address the webhook listens on (default: every interface; the host-network deployment passes the pod's IP)")
+	f.StringVar(&o.mode, "mode", "", "enforce, warn or dry-run: the GuardConfig's mode, set here by the deployment's mode component together with the webhooks' failurePolicy (an error when --config says otherwise)")
+	f.DurationVar(&o.webhookTimeout, "webhook-timeout", 5*time.Second, "the timeoutSeconds of the webhook configurations: aws.timeout must leave at least 1s under it")
 	f.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of tls.crt and tls.key (reloaded when they change)")
 	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics (0 disables it)")
@@ -116,6 +122,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	ctrl.SetLogger(log)
 	cat, cfg, err := g.catalog()
 	if err != nil {
+		return err
+	}
+	if err := o.settle(cfg, g.configFile); err != nil {
 		return err
 	}
 	if o.selfSigned && o.certRotation {
@@ -149,7 +158,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	}
 	minTLS := func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }
 	gracefulTimeout := o.shutdownTimeout
-	var webhookServer ctrlwebhook.Server = ctrlwebhook.NewServer(ctrlwebhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: []func(*tls.Config){minTLS}})
+	var webhookServer ctrlwebhook.Server = ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.bindAddress, Port: o.port, CertDir: o.certDir, TLSOpts: []func(*tls.Config){minTLS}})
 	rotated := make(chan struct{})
 	if o.certRotation {
 		webhookServer = webhook.StartAfter(webhookServer, rotated)
@@ -222,6 +231,38 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	defer stopMgr()
 	if err := mgr.Start(mgrCtx); err != nil {
 		return fmt.Errorf("webhook: %w", err)
+	}
+	return nil
+}
+
+// minTimeoutMargin is what aws.timeout must leave under the webhook's timeoutSeconds: the time to
+// evaluate, build the answer and send it once AWS has had its budget.
+const minTimeoutMargin = time.Second
+
+// settle applies --mode to the configuration and checks the settings that only make sense together:
+// a --mode that contradicts the configuration file's, and an aws.timeout too close to the API server's
+// timeout for the webhook (past it, the API server gives up first and applies the failure policy, and
+// the review's verdict, warnings and "not verified" notes are lost).
+func (o *serveOptions) settle(cfg *config.Config, configFile string) error {
+	if o.mode != "" {
+		mode := config.Mode(o.mode)
+		switch mode {
+		case config.ModeEnforce, config.ModeWarn, config.ModeDryRun:
+		default:
+			return fmt.Errorf("--mode %q: expected enforce, warn or dry-run", o.mode)
+		}
+		if cfg.ModeSet && cfg.Mode != mode {
+			return fmt.Errorf("--mode %s contradicts mode: %s in %s: set the mode in one place (with the mode components of the deployment, remove mode from the GuardConfig)", mode, cfg.Mode, configFile)
+		}
+		cfg.Mode = mode
+	}
+	if o.webhookTimeout <= 0 {
+		return fmt.Errorf("--webhook-timeout %v: give the webhook configurations' timeoutSeconds", o.webhookTimeout)
+	}
+	if budget := cfg.AWS.Timeout.Duration; budget > o.webhookTimeout-minTimeoutMargin {
+		return fmt.Errorf("aws.timeout %v leaves less than %v under the webhook's timeoutSeconds (%v, --webhook-timeout): "+
+			"the API server would give up on reviews waiting for AWS; set aws.timeout to at most %v, or raise timeoutSeconds (at most 30) and --webhook-timeout together",
+			budget, minTimeoutMargin, o.webhookTimeout, o.webhookTimeout-minTimeoutMargin)
 	}
 	return nil
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeRefusesSettingsThatCannotWork: serve stops at start-up, before it listens or reads the
+// cluster, on a --mode the GuardConfig contradicts and on an aws.timeout the API server would cut off,
+// saying what to change.
+func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
+	dir := t.TempDir()
+	config := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dryRun := config("dry-run.yaml", "mode: dry-run\n")
+	noMode := config("no-mode.yaml", "aws:\n  timeout: 4500ms\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a --mode the file contradicts", []string{"--config", dryRun, "--mode", "enforce"},
+			"--mode enforce contradicts mode: dry-run in " + dryRun},
+		{"an unknown --mode", []string{"--mode", "audit"}, `--mode "audit": expected enforce, warn or dry-run`},
+		{"aws.timeout too close to timeoutSeconds", []string{"--config", noMode},
+			"aws.timeout 4.5s leaves less than 1s under the webhook's timeoutSeconds (5s, --webhook-timeout): the API server would give up on reviews waiting for AWS; set aws.timeout to at most 4s"},
+		{"aws.timeout past a shorter timeoutSeconds", []string{"--webhook-timeout", "2s"},
+			"aws.timeout 2s leaves less than 1s under the webhook's timeoutSeconds (2s, --webhook-timeout)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := cli(t, "", append([]string{"serve", "--facts", "does-not-matter.yaml"}, tc.args...)...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
