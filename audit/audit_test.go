@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,6 +27,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -325,4 +330,258 @@ func TestRunEvaluatesOnce(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestReportsClipLongTexts: skip reasons of 200 KiB and 20 KiB, and a long fix, become texts of at most
+// 1 KiB that say they were clipped and where to read them whole; the short ones are kept as they are.
+func TestReportsClipLongTexts(t *testing.T) {
+	ref := func(name string) objects.Ref {
+		return objects.Ref{APIVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Name: name}
+	}
+	o := &audit.Outcome{}
+	o.Skipped = append(o.Skipped, validators.Skipped{Rule: "imds-v1-enabled", Object: ref("huge"), Reason: "karpenter-guard.io/skip: " + strings.Repeat("x", 200<<10)})
+	for i := 0; i < 10; i++ {
+		o.Skipped = append(o.Skipped, validators.Skipped{Rule: "imds-v1-enabled", Object: ref(fmt.Sprintf("long-%d", i)), Reason: "karpenter-guard.io/skip: " + strings.Repeat("y", 20<<10)})
+	}
+	o.Skipped = append(o.Skipped, validators.Skipped{Rule: "imds-v1-enabled", Object: ref("short"), Reason: "karpenter-guard.io/skip: legacy AMI"})
+	o.Findings = append(o.Findings, validators.Finding{Rule: "instance-profile-arn", Action: config.ActionDeny, Object: ref("fix-too-long"),
+		Field: "spec.instanceProfile", Message: "spec.instanceProfile is an ARN", Fix: strings.Repeat("z", 5000)})
+	reps := audit.Reports(o, config.ModeEnforce, time.Now())
+	if len(reps) != 2 || len(reps[0].Results) != 13 {
+		t.Fatalf("%d reports, the first with %d results; want 2, 13", len(reps), len(reps[0].Results))
+	}
+	const clipped = "(clipped from "
+	for _, r := range reps[0].Results {
+		name := r.Resources[0].Name
+		texts := map[string]string{"message": r.Message}
+		for k, v := range r.Properties {
+			texts[k] = v
+		}
+		for what, text := range texts {
+			long := name == "huge" || strings.HasPrefix(name, "long-") && what == "message" || name == "fix-too-long" && what == "fix"
+			switch {
+			case len(text) > 1024:
+				t.Errorf("%s: %s of %d bytes", name, what, len(text))
+			case long && !strings.HasSuffix(text, "bytes; `karpenter-guard audit` prints it whole)"):
+				t.Errorf("%s: %s not said to be clipped: …%s", name, what, text[max(0, len(text)-80):])
+			case !long && strings.Contains(text, clipped):
+				t.Errorf("%s: short %s clipped: %q", name, what, text)
+			}
+		}
+		if name == "huge" && !strings.HasPrefix(r.Message, "karpenter-guard.io/skip: xxx") {
+			t.Errorf("the clipped skip reason does not begin as the reason: %.60q", r.Message)
+		}
+		if name == "short" && r.Message != "karpenter-guard.io/skip: legacy AMI" {
+			t.Errorf("short reason %q", r.Message)
+		}
+	}
+}
+
+// writesCount returns karpenter_guard_report_writes_total by outcome.
+func writesCount(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "karpenter_guard_report_writes_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// storedReport is a report already in the cluster: ours when labels say so, with a summary that tells
+// whether it was overwritten.
+func storedReport(kind, namespace, name string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"summary": map[string]any{"pass": int64(42)}}}
+	u.SetAPIVersion(audit.ClusterPolicyReportGVK.GroupVersion().String())
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetLabels(labels)
+	return u
+}
+
+// TestReportWriter: every report is attempted even when one cannot be written; each failure is
+// logged with the report's name, counted, and joined into the error. Only reports carrying our label
+// are replaced or deleted: a report of another tool, or one under our name without our label, is left
+// as it is (and the latter is an error that says what to do). Reports to delete are listed by label.
+func TestReportWriter(t *testing.T) {
+	reports := audit.Reports(outcome(t, 60, config.ModeEnforce), config.ModeEnforce, time.Now())
+	if len(reports) != 4 { // karpenter-guard, -2, -3 and the aws-auth report
+		t.Fatalf("%d reports, want 4", len(reports))
+	}
+	ourLabel := map[string]string{audit.ManagedByLabel: audit.ManagedBy}
+	kyverno := map[string]string{audit.ManagedByLabel: "kyverno"}
+	const cpr, pr = "ClusterPolicyReport", "PolicyReport"
+	for _, tc := range []struct {
+		name     string
+		existing []client.Object
+		funcs    interceptor.Funcs
+		// kept are the reports, "Kind/namespace/name", that must still be there unchanged; gone, those
+		// that must not be there.
+		kept, gone []string
+		ok, errs   float64  // karpenter_guard_report_writes_total by outcome
+		failed     []string // the names of the reports not written or deleted, as logged
+		wantErr    []string
+	}{
+		{
+			name: "a refused write does not stop the others",
+			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if obj.GetName() == "karpenter-guard-2" {
+					return apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+				}
+				return c.Create(ctx, obj, opts...)
+			}},
+			gone: []string{cpr + "//karpenter-guard-2"},
+			ok:   3, errs: 1,
+			failed:  []string{"karpenter-guard-2"},
+			wantErr: []string{`create ClusterPolicyReport "karpenter-guard-2": Request entity too large: limit is 3145728`},
+		},
+		{
+			name: "our name without our label",
+			existing: []client.Object{storedReport(cpr, "", "karpenter-guard", nil),
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth", map[string]string{"app": "other"})},
+			kept: []string{cpr + "//karpenter-guard", pr + "/kube-system/karpenter-guard-aws-auth"},
+			ok:   2, errs: 2,
+			failed: []string{"karpenter-guard", "karpenter-guard-aws-auth"},
+			wantErr: []string{`write ClusterPolicyReport "karpenter-guard": a report of that name exists without the label app.kubernetes.io/managed-by=karpenter-guard`,
+				`write PolicyReport "kube-system/karpenter-guard-aws-auth": a report of that name exists without the label`, "delete or rename it"},
+		},
+		{
+			name: "stale reports: ours deleted, others' kept",
+			existing: []client.Object{
+				storedReport(cpr, "", "karpenter-guard-9", ourLabel),
+				storedReport(cpr, "", "karpenter-guard-10", nil),
+				storedReport(cpr, "", "kyverno-cluster", kyverno),
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth-2", ourLabel),
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth-3", kyverno),
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth-4", ourLabel),
+			},
+			kept: []string{cpr + "//karpenter-guard-10", cpr + "//kyverno-cluster", pr + "/kube-system/karpenter-guard-aws-auth-3"},
+			gone: []string{cpr + "//karpenter-guard-9", pr + "/kube-system/karpenter-guard-aws-auth-2", pr + "/kube-system/karpenter-guard-aws-auth-4"},
+			ok:   4 + 3, // the reports and the stale ones
+		},
+		{
+			name:     "listed by label",
+			existing: []client.Object{storedReport(cpr, "", "kyverno-cluster", kyverno)},
+			funcs: interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				lo := (&client.ListOptions{}).ApplyOptions(opts)
+				if lo.LabelSelector == nil || lo.LabelSelector.String() != "app.kubernetes.io/managed-by=karpenter-guard" {
+					return fmt.Errorf("listed reports with selector %v", lo.LabelSelector)
+				}
+				return c.List(ctx, list, opts...)
+			}},
+			kept: []string{cpr + "//kyverno-cluster"},
+			ok:   4,
+		},
+		{
+			name: "a refused deletion does not stop the others",
+			existing: []client.Object{storedReport(cpr, "", "karpenter-guard-8", ourLabel), storedReport(cpr, "", "karpenter-guard-9", ourLabel),
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth-2", ourLabel)},
+			funcs: interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				if obj.GetName() == "karpenter-guard-8" {
+					return apierrors.NewForbidden(schema.GroupResource{Group: "wgpolicyk8s.io", Resource: "clusterpolicyreports"}, obj.GetName(), errors.New("RBAC"))
+				}
+				return c.Delete(ctx, obj, opts...)
+			}},
+			kept: []string{cpr + "//karpenter-guard-8"},
+			gone: []string{cpr + "//karpenter-guard-9", pr + "/kube-system/karpenter-guard-aws-auth-2"},
+			ok:   4 + 2, errs: 1,
+			failed:  []string{"karpenter-guard-8"},
+			wantErr: []string{`delete ClusterPolicyReport "karpenter-guard-8": not allowed: grant`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := fakeClient(tc.existing...).WithInterceptorFuncs(tc.funcs).Build()
+			reg := prometheus.NewRegistry()
+			m, err := audit.NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logged []string
+			log := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+			err = (&audit.ReportWriter{Client: c, Metrics: m, Log: log}).Write(ctx, reports)
+
+			if len(tc.wantErr) == 0 && err != nil {
+				t.Errorf("Write = %v", err)
+			}
+			for _, want := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Write = %v, want %q", err, want)
+				}
+			}
+			for _, name := range tc.failed {
+				if !slices.ContainsFunc(logged, func(l string) bool {
+					return strings.Contains(l, `"msg"="policy report write failed" "error"=`) && strings.Contains(l, `"name"="`+name+`"`)
+				}) {
+					t.Errorf("no error logged for %s: %q", name, logged)
+				}
+			}
+			if len(logged) != len(tc.failed) {
+				t.Errorf("%d lines logged for %d failures: %q", len(logged), len(tc.failed), logged)
+			}
+			writes := writesCount(t, reg)
+			if want := map[string]float64{"ok": tc.ok, "error": tc.errs}; !maps.Equal(writes, want) {
+				t.Errorf("report writes %v, want %v", writes, want)
+			}
+			notOurs := map[string]bool{}
+			for _, k := range append(tc.kept, tc.gone...) {
+				notOurs[k] = true
+			}
+			for _, r := range reports {
+				key := r.Kind + "/" + r.Namespace + "/" + r.Name
+				if notOurs[key] {
+					continue
+				}
+				u := getReport(t, c, r.Kind, r.Namespace, r.Name)
+				if u == nil || u.GetLabels()[audit.ManagedByLabel] != audit.ManagedBy {
+					t.Errorf("%s not written", key)
+				} else if got, _, _ := unstructured.NestedSlice(u.Object, "results"); len(got) != len(r.Results) {
+					t.Errorf("%s holds %d results, want %d", key, len(got), len(r.Results))
+				}
+			}
+			for _, k := range tc.kept {
+				parts := strings.Split(k, "/")
+				u := getReport(t, c, parts[0], parts[1], parts[2])
+				if u == nil {
+					t.Errorf("%s was deleted", k)
+				} else if pass, _, _ := unstructured.NestedInt64(u.Object, "summary", "pass"); pass != 42 {
+					t.Errorf("%s was overwritten: summary %v", k, u.Object["summary"])
+				}
+			}
+			for _, k := range tc.gone {
+				parts := strings.Split(k, "/")
+				if u := getReport(t, c, parts[0], parts[1], parts[2]); u != nil {
+					t.Errorf("%s is there", k)
+				}
+			}
+		})
+	}
+}
+
+// getReport reads a report (nil when there is none).
+func getReport(t *testing.T, c client.Client, kind, namespace, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(audit.ClusterPolicyReportGVK.GroupVersion().WithKind(kind))
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, u)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

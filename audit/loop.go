@@ -54,10 +54,12 @@ type Loop struct {
 	events  *rate.Limiter
 }
 
-// Metrics is the audit's gauge of current violations.
+// Metrics are the audit's metrics: the gauge of current violations, the audits run and the policy
+// report writes.
 type Metrics struct {
-	violations *prometheus.GaugeVec
-	runs       *prometheus.CounterVec
+	violations   *prometheus.GaugeVec
+	runs         *prometheus.CounterVec
+	reportWrites *prometheus.CounterVec
 }
 
 // NewMetrics creates the audit metrics and registers them with reg (nil: not registered).
@@ -69,10 +71,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"rule", "kind", "name", "action"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "karpenter_guard_audit_runs_total",
-			Help: "Audits of the cluster's objects, by outcome (complete, partial, error).",
+			Help: "Audits of the cluster's objects, by outcome (complete, partial, error: not every policy report written).",
+		}, []string{"outcome"}),
+		reportWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_report_writes_total",
+			Help: "Policy reports created, updated or deleted, by outcome (ok, error); each error is logged with the report's name.",
 		}, []string{"outcome"}),
 	}
-	if err := prom.Register(reg, m.violations, m.runs); err != nil {
+	// Both outcomes exist from the start, so that an alert on errors sees a series before the first.
+	for _, outcome := range []string{"ok", "error"} {
+		m.reportWrites.WithLabelValues(outcome)
+	}
+	if err := prom.Register(reg, m.violations, m.runs, m.reportWrites); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -147,7 +157,7 @@ func (l *Loop) audit(ctx context.Context) {
 	switch {
 	case err != nil:
 		l.Metrics.runs.WithLabelValues("error").Inc()
-		l.Log.Error(err, "audit failed")
+		l.Log.Error(err, "audit done, but policy reports were not all written", "objects", o.Objects, "findings", len(o.Findings))
 	case o.Partial:
 		l.Metrics.runs.WithLabelValues("partial").Inc()
 		for _, p := range o.Problems {
@@ -175,11 +185,10 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
 	defer cancel()
 	o := Run(actx, l.Catalog, l.Config, l.Facts, objs)
-	if err := WriteReports(ctx, l.Client, Reports(o, l.Config.Mode, time.Now())); err != nil {
-		return o, err
-	}
+	// The gauge and the Events say what the audit found even when a report could not be written.
 	l.publish(o)
-	return o, nil
+	w := &ReportWriter{Client: l.Client, Metrics: l.Metrics, Log: l.Log}
+	return o, w.Write(ctx, Reports(o, l.Config.Mode, time.Now()))
 }
 
 // publish sets the gauge and emits Events for findings not yet emitted.

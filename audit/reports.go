@@ -2,12 +2,17 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,8 +68,7 @@ type Result struct {
 	Severity   string                   `json:"severity,omitempty"`
 }
 
-// Report names and labels. Cluster-scoped results are split into reports of at most maxResults, so that
-// a large cluster's report stays far below the API server's object size limit.
+// Report names and labels.
 const (
 	ReportName        = "karpenter-guard"
 	AWSAuthReportName = "karpenter-guard-aws-auth"
@@ -73,14 +77,25 @@ const (
 	PartialAnnotation = "karpenter-guard.io/partial"
 	ModeAnnotation    = "karpenter-guard.io/mode"
 	WouldDenyProperty = "wouldBeDenied"
-	maxResults        = 500
 	resultSource      = "karpenter-guard"
 )
 
-// Reports builds the reports of an outcome: ClusterPolicyReports for the cluster-scoped EC2NodeClasses and
-// NodePools (one, or several past maxResults results), a PolicyReport in kube-system for aws-auth.
-// Findings are fail (deny) or warn; rules that could not be evaluated are error, with the reason, never
-// pass; skips are skip. In mode dry-run a deny finding is marked as what enforcement would have denied.
+// Report limits. etcd refuses a request of more than about 1.5 MiB, and a report it refuses is no
+// report at all; results are cut into reports of at most maxResults results and maxReportBytes of
+// JSON, and a result's message and property values are clipped to maxTextBytes (a skip reason is the
+// user's text, of any length), so that no report comes near the limit however long the texts are.
+const (
+	maxResults     = 500
+	maxReportBytes = 512 << 10
+	maxTextBytes   = 1 << 10
+)
+
+// Reports builds the reports of an outcome: ClusterPolicyReports for the cluster-scoped EC2NodeClasses
+// and NodePools, PolicyReports in kube-system for aws-auth; each kind is one report, or several
+// (karpenter-guard, karpenter-guard-2, …) past maxResults results or maxReportBytes. Findings are fail
+// (deny) or warn; rules that could not be evaluated are error, with the reason, never pass; skips are
+// skip. In mode dry-run a deny finding is marked as what enforcement would have denied. Messages and
+// property values longer than maxTextBytes are clipped, saying so.
 func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	ts := metav1.Timestamp{Seconds: now.Unix()}
 	var cluster, awsAuth []Result
@@ -88,6 +103,10 @@ func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 		r.Source, r.Timestamp = resultSource, ts
 		r.Resources = []corev1.ObjectReference{objectReference(ref)}
 		r.Category = ref.Kind
+		r.Message = clip(r.Message)
+		for k, v := range r.Properties {
+			r.Properties[k] = clip(v)
+		}
 		if ref.Namespace != "" {
 			awsAuth = append(awsAuth, r)
 		} else {
@@ -127,17 +146,66 @@ func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	}
 	sortResults(cluster)
 	sortResults(awsAuth)
-	var out []*Report
-	for i := 0; i == 0 || i*maxResults < len(cluster); i++ {
-		name := ReportName
-		if i > 0 {
-			name += "-" + strconv.Itoa(i+1)
-		}
-		chunk := cluster[i*maxResults : min((i+1)*maxResults, len(cluster))]
-		out = append(out, newReport(ClusterPolicyReportGVK, "", name, chunk, o.Partial, mode))
+	out := split(ClusterPolicyReportGVK, "", ReportName, cluster, o.Partial, mode)
+	return append(out, split(PolicyReportGVK, objects.AWSAuthNamespace, AWSAuthReportName, awsAuth, o.Partial, mode)...)
+}
+
+// clip shortens a text longer than maxTextBytes, on a rune boundary, and says that it was clipped
+// and where to read it whole. Bytes that are not UTF-8 become U+FFFD first, as they would in JSON.
+func clip(s string) string {
+	if len(s) <= maxTextBytes {
+		return s
 	}
-	out = append(out, newReport(PolicyReportGVK, objects.AWSAuthNamespace, AWSAuthReportName, awsAuth, o.Partial, mode))
-	return out
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	suffix := fmt.Sprintf("… (clipped from %d bytes; `karpenter-guard audit` prints it whole)", len(s))
+	keep := maxTextBytes - len(suffix)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + suffix
+}
+
+// split cuts results, in order, into the reports of one kind: each holds at most maxResults results
+// and, as the JSON sent to the API server, at most maxReportBytes (unless one result alone is
+// larger, which clipping prevents). The first is named base, the next base-2, base-3, …: the same
+// results give the same reports under the same names. There is always one report, maybe without
+// results, so that an empty outcome replaces the last one.
+func split(gvk schema.GroupVersionKind, namespace, base string, results []Result, partial bool, mode config.Mode) []*Report {
+	var out []*Report
+	start := 0
+	size := envelopeSize(gvk, namespace, chunkName(base, 0), partial, mode)
+	for i := range results {
+		n := jsonSize(&results[i]) + len(",")
+		if i > start && (i-start == maxResults || size+n > maxReportBytes) {
+			out = append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:i], partial, mode))
+			start, size = i, envelopeSize(gvk, namespace, chunkName(base, len(out)), partial, mode)
+		}
+		size += n
+	}
+	return append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:], partial, mode))
+}
+
+// chunkName names report number i (from 0) of a kind: base, base-2, base-3, ….
+func chunkName(base string, i int) string {
+	if i == 0 {
+		return base
+	}
+	return base + "-" + strconv.Itoa(i+1)
+}
+
+// envelopeSize is an upper bound of the JSON size of a report without its results: the summary's
+// counts at their widest, the resource version an update carries, and the results field's brackets.
+func envelopeSize(gvk schema.GroupVersionKind, namespace, name string, partial bool, mode config.Mode) int {
+	r := newReport(gvk, namespace, name, nil, partial, mode)
+	r.Summary = Summary{Pass: maxResults, Fail: maxResults, Warn: maxResults, Error: maxResults, Skip: maxResults}
+	r.ResourceVersion = strconv.FormatUint(math.MaxUint64, 10)
+	return jsonSize(r) + len(`,"results":[]`)
+}
+
+// jsonSize is the size of v encoded as JSON, as the client encodes it.
+func jsonSize(v any) int {
+	b, _ := json.Marshal(v) // strings, integers and maps of strings always encode
+	return len(b)
 }
 
 func newReport(gvk schema.GroupVersionKind, namespace, name string, results []Result, partial bool, mode config.Mode) *Report {
@@ -206,60 +274,187 @@ func sortResults(rs []Result) {
 	})
 }
 
-// WriteReports replaces karpenter-guard's reports in the cluster with reports: each is created or
-// updated whole, and a cluster report chunk no longer needed is deleted, so a fixed object's results
-// disappear. A cluster without the report CRDs, or RBAC that does not allow writing them, is an error
-// that says so.
+// ErrNotOurs is the error of a report that karpenter-guard would write, or replace, under a name
+// held by an object without its label: someone else's, which it neither overwrites nor deletes.
+var ErrNotOurs = errors.New("a report of that name exists without the label " + ManagedByLabel + "=" + ManagedBy +
+	": it is not karpenter-guard's, so it is neither overwritten nor deleted; delete or rename it to let karpenter-guard write its report")
+
+// WriteReports replaces karpenter-guard's reports in the cluster with reports, as a ReportWriter with
+// the logger of ctx and no metrics does.
 func WriteReports(ctx context.Context, c client.Client, reports []*Report) error {
-	keep := map[string]bool{}
-	for _, r := range reports {
-		keep[r.Namespace+"/"+r.Name] = true
-		if err := put(ctx, c, r); err != nil {
-			return err
-		}
-	}
-	old := &unstructured.UnstructuredList{}
-	old.SetGroupVersionKind(ClusterPolicyReportGVK.GroupVersion().WithKind(ClusterPolicyReportGVK.Kind + "List"))
-	if err := c.List(ctx, old, client.MatchingLabels{ManagedByLabel: ManagedBy}); err != nil {
-		return reportError("list ClusterPolicyReports", err)
-	}
-	for i := range old.Items {
-		if !keep["/"+old.Items[i].GetName()] {
-			if err := c.Delete(ctx, &old.Items[i]); err != nil && !apierrors.IsNotFound(err) {
-				return reportError("delete ClusterPolicyReport "+old.Items[i].GetName(), err)
-			}
-		}
-	}
-	return nil
+	w := &ReportWriter{Client: c, Log: logr.FromContextOrDiscard(ctx)}
+	return w.Write(ctx, reports)
 }
 
-// put creates or replaces one report.
-func put(ctx context.Context, c client.Client, r *Report) error {
+// ReportWriter replaces karpenter-guard's reports in the cluster. Only reports carrying the label
+// app.kubernetes.io/managed-by=karpenter-guard are replaced or deleted: other tools' reports (Kyverno
+// writes ClusterPolicyReports too) are never touched, even under a name karpenter-guard would use.
+type ReportWriter struct {
+	Client client.Client
+	// Metrics counts each report written or deleted, by outcome; nil: not counted.
+	Metrics *Metrics
+	// Log receives each report that could not be written or deleted.
+	Log logr.Logger
+}
+
+// Write creates or updates each report whole, then deletes karpenter-guard's reports no longer
+// needed (a cluster report past the new last one), so that a fixed object's results disappear. One
+// report that cannot be written does not keep the others from being written: every write is
+// attempted, and the error joins each failure, naming the report. A cluster without the report CRDs,
+// or RBAC that does not allow writing them, is an error that says so.
+func (w *ReportWriter) Write(ctx context.Context, reports []*Report) error {
+	var errs []error
+	keep := map[string]bool{}
+	awsAuth := 0 // the aws-auth PolicyReports written
+	for _, r := range reports {
+		keep[reportKey(r.Kind, r.Namespace, r.Name)] = true
+		if r.Kind == PolicyReportGVK.Kind && r.Namespace == objects.AWSAuthNamespace {
+			awsAuth++
+		}
+		if err := w.put(ctx, r); err != nil {
+			errs = append(errs, w.failed(err, r.Kind, r.Namespace, r.Name))
+			continue
+		}
+		w.count(nil)
+	}
+	errs = append(errs, w.deleteStaleClusterReports(ctx, keep)...)
+	errs = append(errs, w.deleteStaleAWSAuthReports(ctx, awsAuth)...)
+	return errors.Join(errs...)
+}
+
+// failed logs and counts a report that could not be written or deleted, and returns err.
+func (w *ReportWriter) failed(err error, kind, namespace, name string) error {
+	w.count(err)
+	w.Log.Error(err, "policy report write failed", "kind", kind, "namespace", namespace, "name", name)
+	return err
+}
+
+func (w *ReportWriter) count(err error) {
+	if w.Metrics == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	w.Metrics.reportWrites.WithLabelValues(outcome).Inc()
+}
+
+// put creates or replaces one report, unless its name is held by an object that is not ours.
+func (w *ReportWriter) put(ctx context.Context, r *Report) error {
 	u, err := toUnstructured(r)
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s %q: %w", r.Kind, r.Name, err)
 	}
 	u.SetGroupVersionKind(r.GroupVersionKind())
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(r.GroupVersionKind())
-	err = c.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Name}, cur)
+	err = w.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Name}, cur)
 	switch {
-	case apierrors.IsNotFound(err):
-		if err := c.Create(ctx, u); err != nil {
-			return reportError("create "+r.Kind+" "+r.Name, err)
+	case apierrors.IsNotFound(err) && !isNoMatch(err):
+		if err := w.Client.Create(ctx, u); err != nil {
+			return reportError("create", r.Kind, r.Namespace, r.Name, err)
 		}
 		return nil
 	case err != nil:
-		return reportError("get "+r.Kind+" "+r.Name, err)
+		return reportError("get", r.Kind, r.Namespace, r.Name, err)
+	case !ours(cur):
+		return reportError("write", r.Kind, r.Namespace, r.Name, ErrNotOurs)
 	}
+	// The resource version makes the update fail, rather than overwrite, if the object was replaced
+	// since it was read.
 	u.SetResourceVersion(cur.GetResourceVersion())
-	if err := c.Update(ctx, u); err != nil {
-		return reportError("update "+r.Kind+" "+r.Name, err)
+	if err := w.Client.Update(ctx, u); err != nil {
+		return reportError("update", r.Kind, r.Namespace, r.Name, err)
 	}
 	return nil
 }
 
-func reportError(what string, err error) error {
+// deleteStaleClusterReports deletes the ClusterPolicyReports carrying our label that are not in keep.
+func (w *ReportWriter) deleteStaleClusterReports(ctx context.Context, keep map[string]bool) []error {
+	old := &unstructured.UnstructuredList{}
+	old.SetGroupVersionKind(ClusterPolicyReportGVK.GroupVersion().WithKind(ClusterPolicyReportGVK.Kind + "List"))
+	if err := w.Client.List(ctx, old, client.MatchingLabels{ManagedByLabel: ManagedBy}); err != nil {
+		err = reportError("list", ClusterPolicyReportGVK.Kind+"s", "", "", err)
+		w.Log.Error(err, "stale policy reports not deleted")
+		return []error{err}
+	}
+	var errs []error
+	for i := range old.Items {
+		u := &old.Items[i]
+		if keep[reportKey(ClusterPolicyReportGVK.Kind, "", u.GetName())] || !ours(u) {
+			continue
+		}
+		if err := w.delete(ctx, u); err != nil {
+			errs = append(errs, w.failed(err, ClusterPolicyReportGVK.Kind, "", u.GetName()))
+		}
+	}
+	return errs
+}
+
+// deleteStaleAWSAuthReports deletes karpenter-guard's aws-auth PolicyReports past the written ones
+// (karpenter-guard-aws-auth, -2, -3, …: from the name after the last written) up to the first name that
+// does not exist, leaving any that is not ours. They are read by name rather than listed: the aws-auth
+// report is the only namespaced one, its chunks are named in sequence, and karpenter-guard's RBAC in
+// kube-system does not include list.
+func (w *ReportWriter) deleteStaleAWSAuthReports(ctx context.Context, written int) []error {
+	const namespace = objects.AWSAuthNamespace
+	var errs []error
+	// A bound never reached (a thousand chunks would hold half a million results on one ConfigMap),
+	// so that a reader that finds every name cannot keep the loop going.
+	for i := written; i < written+1000; i++ {
+		name := chunkName(AWSAuthReportName, i)
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(PolicyReportGVK)
+		err := w.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
+		switch {
+		case apierrors.IsNotFound(err):
+			return errs
+		case err != nil:
+			return append(errs, w.failed(reportError("get", PolicyReportGVK.Kind, namespace, name, err), PolicyReportGVK.Kind, namespace, name))
+		case !ours(u):
+			continue
+		}
+		if err := w.delete(ctx, u); err != nil {
+			errs = append(errs, w.failed(err, PolicyReportGVK.Kind, namespace, name))
+		}
+	}
+	return errs
+}
+
+// delete deletes a report as it was read: the preconditions make the deletion fail, rather than
+// delete another object, if it was replaced since.
+func (w *ReportWriter) delete(ctx context.Context, u *unstructured.Unstructured) error {
+	uid, rv := u.GetUID(), u.GetResourceVersion()
+	pre := metav1.Preconditions{ResourceVersion: &rv}
+	if uid != "" {
+		pre.UID = &uid
+	}
+	err := w.Client.Delete(ctx, u, client.Preconditions(pre))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return reportError("delete", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	w.count(nil)
+	return nil
+}
+
+// ours reports whether a report carries karpenter-guard's label.
+func ours(u *unstructured.Unstructured) bool {
+	return u.GetLabels()[ManagedByLabel] == ManagedBy
+}
+
+func reportKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// reportError wraps err of verb on a report (name "" for a list), saying what to do when the CRDs or
+// the permission are missing.
+func reportError(verb, kind, namespace, name string, err error) error {
+	what := verb + " " + kind
+	switch {
+	case name != "" && namespace != "":
+		what += fmt.Sprintf(" %q", namespace+"/"+name)
+	case name != "":
+		what += fmt.Sprintf(" %q", name)
+	}
 	switch {
 	case isNoMatch(err):
 		return fmt.Errorf("%s: the cluster has no wgpolicyk8s.io/v1alpha2 report CRDs: install manifests/crds (kubectl apply -f manifests/crds): %w", what, err)
