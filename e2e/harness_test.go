@@ -24,11 +24,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
@@ -117,9 +120,10 @@ type cluster struct {
 
 	guard *process
 	// guardPort and guardCerts are the webhook's port and certificate directory.
-	guardPort  int
-	guardProbe int // the running webhook's /healthz and /readyz port
-	guardCerts string
+	guardPort    int
+	guardProbe   int // the running webhook's /healthz and /readyz port
+	guardMetrics int // and its /metrics port
+	guardCerts   string
 }
 
 // process is a child process with its output in a log file.
@@ -311,7 +315,10 @@ func (c *cluster) startControlPlane(ctx context.Context) error {
 		"--service-account-signing-key-file="+saKey, "--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=RBAC", "--endpoint-reconciler-type=none", "--token-auth-file="+tokens,
 		"--audit-policy-file="+policy, "--audit-log-path="+c.auditLog(), "--audit-log-format=json",
-		"--audit-log-mode=blocking"); err != nil {
+		"--audit-log-mode=blocking",
+		// Webhooks reached through a Service are called at its endpoints, as on EKS: a Service without
+		// endpoints fails the call with "no endpoints available for service".
+		"--enable-aggregator-routing=true"); err != nil {
 		return err
 	}
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: insecureTLS()}}
@@ -445,7 +452,7 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.guard, c.guardProbe = p, probe
+	c.guard, c.guardProbe, c.guardMetrics = p, probe, metrics
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := waitHTTP(ctx, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/readyz", probe), 60*time.Second); err != nil {
@@ -460,19 +467,15 @@ func (c *cluster) stopGuard() {
 	}
 }
 
-// registerWebhooks applies the webhook configurations of manifests/base with a URL client config
-// pointing at the webhook process and its CA.
-func (c *cluster) registerWebhooks(t testing.TB) {
+// registerWebhooks applies the webhook configurations a deployment in mode has (webhookManifests),
+// with a URL client config pointing at the webhook process and its CA.
+func (c *cluster) registerWebhooks(t testing.TB, mode string) {
 	t.Helper()
-	data, err := os.ReadFile("../manifests/base/webhooks.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ca, err := os.ReadFile(filepath.Join(c.guardCerts, certs.CAFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rendered := renderWebhooks(string(data), fmt.Sprintf("https://127.0.0.1:%d", c.guardPort), ca)
+	rendered := renderWebhooks(webhookManifests(t, mode), fmt.Sprintf("https://127.0.0.1:%d", c.guardPort), ca)
 	path := filepath.Join(c.dir, "webhooks.yaml")
 	if err := os.WriteFile(path, []byte(rendered), 0o644); err != nil {
 		t.Fatal(err)
@@ -481,8 +484,67 @@ func (c *cluster) registerWebhooks(t testing.TB) {
 	waitWebhooksServe(t, c)
 }
 
+// modeOf is the mode a GuardConfig body sets (enforce, the default, when it sets none).
+func modeOf(config string) string {
+	if m := regexp.MustCompile(`(?m)^mode: *(\S+)`).FindStringSubmatch(config); m != nil {
+		return m[1]
+	}
+	return "enforce"
+}
+
+// deployment renders manifests/ as an operator deploys them in mode: kubectl kustomize of the base
+// with components/mode-<mode> (none for dry-run, the base's mode). It returns the documents by
+// "Kind/name".
+func deployment(t testing.TB, mode string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	manifests, err := filepath.Abs("../manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kustomize takes only relative paths to other kustomizations.
+	rel, err := filepath.Rel(dir, manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + filepath.Join(rel, "base") + "]\n"
+	if mode != "dry-run" {
+		k += "components: [" + filepath.Join(rel, "components", "mode-"+mode) + "]\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := env.kubectlT(t, "kustomize", dir)
+	docs := map[string]string{}
+	for _, d := range strings.Split(out, "\n---\n") {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := sigsyaml.Unmarshal([]byte(d), &head); err != nil {
+			t.Fatalf("kubectl kustomize: %v\n%s", err, d)
+		}
+		docs[head.Kind+"/"+head.Metadata.Name] = d
+	}
+	return docs
+}
+
+// webhookManifests returns the two webhook configurations of a deployment in mode.
+func webhookManifests(t testing.TB, mode string) string {
+	t.Helper()
+	docs := deployment(t, mode)
+	v, m := docs["ValidatingWebhookConfiguration/karpenter-guard"], docs["MutatingWebhookConfiguration/karpenter-guard"]
+	if v == "" || m == "" {
+		t.Fatalf("the %s deployment has no webhook configurations", mode)
+	}
+	return v + "\n---\n" + m
+}
+
 // renderWebhooks replaces each clientConfig's service by url (base URL plus the service's path) and
-// sets the CA bundle: what a deployment's Service and cert-manager do in a cluster.
+// sets the CA bundle: what a deployment's Service and cert-manager do in a cluster. With base "" the
+// service stays and only the CA bundle is set.
 func renderWebhooks(manifest, base string, ca []byte) string {
 	var out []string
 	lines := strings.Split(manifest, "\n")
@@ -501,7 +563,12 @@ func renderWebhooks(manifest, base string, ca []byte) string {
 				path = p
 			}
 		}
-		out = append(out, l, indent+"  url: "+base+path, indent+"  caBundle: "+bundle)
+		if base == "" {
+			out = append(out, lines[i:j]...)
+			out = append(out, indent+"  caBundle: "+bundle)
+		} else {
+			out = append(out, l, indent+"  url: "+base+path, indent+"  caBundle: "+bundle)
+		}
 		i = j - 1
 	}
 	return strings.Join(out, "\n")

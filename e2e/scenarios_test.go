@@ -7,15 +7,22 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
@@ -42,7 +49,7 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 		env.kubectlT(t, "apply", "-f", f)
 	}
 	env.startGuard(t, guardOptions{config: config, clusterName: name, region: region})
-	env.registerWebhooks(t)
+	env.registerWebhooks(t, modeOf(config))
 	return name
 }
 
@@ -239,10 +246,17 @@ func TestUpdateDoesNotRewriteUntouchedTerms(t *testing.T) {
 	if r := env.kubectl(t, ownerlessClass, "apply", "-f", "-"); r.code != 0 {
 		t.Fatalf("create without the webhook: %+v", r)
 	}
-	env.registerWebhooks(t)
+	env.registerWebhooks(t, "enforce")
+	// A label edit changes no spec: the API server does not even send it (matchConditions).
 	r := env.kubectl(t, "", "label", "ec2nodeclass", "ownerless", "team=platform")
+	if r.code != 0 || strings.Contains(r.stderr, "Warning:") {
+		t.Fatalf("a label edit was refused or reviewed: %+v", r)
+	}
+	// A spec edit elsewhere is reviewed, and the old problem only warned.
+	other := strings.Replace(ownerlessClass, "  role: KarpenterNodeRole\n", "  role: KarpenterNodeRole\n  tags: {team: platform}\n", 1)
+	r = env.kubectl(t, other, "apply", "-f", "-")
 	if r.code != 0 {
-		t.Fatalf("a label edit was refused: %+v", r)
+		t.Fatalf("an edit of another field was refused: %+v", r)
 	}
 	if !strings.Contains(r.stderr, "Warning: [ami-selector-missing-owner] (not changed by this request)") {
 		t.Errorf("the old problem is not warned: %s", r.stderr)
@@ -250,7 +264,7 @@ func TestUpdateDoesNotRewriteUntouchedTerms(t *testing.T) {
 	if got := env.kubectlT(t, "get", "ec2nodeclass", "ownerless", "-o", "jsonpath={.spec.amiSelectorTerms[0].owner}"); got != "" {
 		t.Errorf("an UPDATE that did not touch the term added owner %q", got)
 	}
-	edited := strings.Replace(ownerlessClass, "1.33-*", "1.34-*", 1)
+	edited := strings.Replace(other, "1.33-*", "1.34-*", 1)
 	if r := env.kubectl(t, edited, "apply", "-f", "-"); r.code != 0 {
 		t.Fatalf("edit of the term: %+v", r)
 	}
@@ -274,7 +288,14 @@ func TestDryRunAndServerSideApply(t *testing.T) {
 			if r.code != 0 || !sameSet(warnings(r), []string{"exception-missing-reason", "nodepool-nodeclass-missing"}) {
 				t.Errorf("exit %d warnings %v\n%s", r.code, warnings(r), r.stderr)
 			}
+			env.kubectlT(t, "delete", "-f", accepted, "--ignore-not-found")
 		})
+	}
+	// Applying a stored object again, unchanged, changes no spec: it is not reviewed (matchConditions),
+	// so it is neither refused nor warned about again; the audit reports what is stored.
+	env.kubectlT(t, "apply", "-f", accepted)
+	if r := apply(t, accepted, "--server-side", "--dry-run=server"); r.code != 0 || len(warnings(r)) > 0 {
+		t.Errorf("an unchanged re-apply: exit %d warnings %v\n%s", r.code, warnings(r), r.stderr)
 	}
 	if r := env.kubectl(t, "", "get", "ec2nodeclass", "al2023-legacy-userdata"); r.code == 0 {
 		t.Errorf("a refused object was stored")
@@ -428,21 +449,6 @@ func TestAWSFaults(t *testing.T) {
 	}
 }
 
-// TestWebhookDown: with the webhook process killed, Karpenter's kinds are refused (failurePolicy Fail)
-// and aws-auth edits pass (Ignore): an outage never locks anyone out of aws-auth.
-func TestWebhookDown(t *testing.T) {
-	dir := filepath.Join("..", "examples", "production")
-	world(t, filepath.Join(dir, "cluster-facts.yaml"), "", filepath.Join(dir, "aws-auth.yaml"))
-	env.guard.kill(syscall.SIGKILL)
-	r := apply(t, filepath.Join(dir, "ec2nodeclass.yaml"))
-	if r.code == 0 || !strings.Contains(r.stderr, `failed calling webhook "karpenter.validate.karpenter-guard.io"`) && !strings.Contains(r.stderr, `failed calling webhook "karpenter.mutate.karpenter-guard.io"`) {
-		t.Errorf("an EC2NodeClass passed a dead webhook: exit %d\n%s", r.code, r.stderr)
-	}
-	if r := apply(t, filepath.Join(dir, "aws-auth.yaml")); r.code != 0 {
-		t.Errorf("an aws-auth edit was blocked by a dead webhook: %+v", r)
-	}
-}
-
 // TestGracefulShutdown: on SIGTERM the webhook first fails /readyz (so the Service stops routing to
 // it) and goes on answering the reviews still sent its way for --shutdown-delay, then exits.
 func TestGracefulShutdown(t *testing.T) {
@@ -504,7 +510,7 @@ func TestCertificateRotationWhileServing(t *testing.T) {
 	}
 	// The configurations trust both CAs while the certificate changes.
 	oldCA, newCA := readFile(t, filepath.Join(env.guardCerts, certs.CAFile)), readFile(t, filepath.Join(staging, certs.CAFile))
-	data := renderWebhooks(readFile(t, "../manifests/base/webhooks.yaml"), fmt.Sprintf("https://127.0.0.1:%d", env.guardPort), []byte(oldCA+newCA))
+	data := renderWebhooks(webhookManifests(t, "enforce"), fmt.Sprintf("https://127.0.0.1:%d", env.guardPort), []byte(oldCA+newCA))
 	if r := env.kubectl(t, data, "apply", "-f", "-"); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -566,6 +572,51 @@ func TestDeploymentManifestsAreValid(t *testing.T) {
 			r := env.kubectl(t, "", "apply", "--dry-run=server", "-k", filepath.Join("..", "manifests", k))
 			if r.code != 0 {
 				t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	// Each mode's deployment: the API server takes it, and the mode and the failure policies change
+	// together (docs/rollout.md): only the validating webhook of Karpenter's kinds fails closed, and only
+	// in enforce.
+	for _, mode := range []string{"dry-run", "warn", "enforce"} {
+		t.Run("mode "+mode, func(t *testing.T) {
+			docs := deployment(t, mode)
+			var all []string
+			for _, d := range docs {
+				all = append(all, d)
+			}
+			if r := env.kubectl(t, strings.Join(all, "\n---\n"), "apply", "--dry-run=server", "-f", "-"); r.code != 0 {
+				t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			var dep appsv1.Deployment
+			if err := sigsyaml.Unmarshal([]byte(docs["Deployment/karpenter-guard"]), &dep); err != nil {
+				t.Fatal(err)
+			}
+			c := dep.Spec.Template.Spec.Containers[0]
+			if !slices.Contains(c.Args, "--mode=$(KARPENTER_GUARD_MODE)") || !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "KARPENTER_GUARD_MODE" && e.Value == mode }) {
+				t.Errorf("the Deployment does not run in mode %s: args %v env %v", mode, c.Args, c.Env)
+			}
+			policies := map[string]string{}
+			for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+				var cfg struct {
+					Webhooks []admissionregistrationv1.ValidatingWebhook `json:"webhooks"`
+				}
+				if err := sigsyaml.Unmarshal([]byte(docs[kind+"/karpenter-guard"]), &cfg); err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range cfg.Webhooks {
+					policies[w.Name] = string(*w.FailurePolicy)
+					if got := fmt.Sprintf("--webhook-timeout=%ds", *w.TimeoutSeconds); !slices.Contains(c.Args, got) {
+						t.Errorf("%s: timeoutSeconds %d, but serve is told %v", w.Name, *w.TimeoutSeconds, c.Args)
+					}
+				}
+			}
+			want := map[string]string{"karpenter.validate.karpenter-guard.io": "Ignore", "aws-auth.validate.karpenter-guard.io": "Ignore", "karpenter.mutate.karpenter-guard.io": "Ignore"}
+			if mode == "enforce" {
+				want["karpenter.validate.karpenter-guard.io"] = "Fail"
+			}
+			if !maps.Equal(policies, want) {
+				t.Errorf("failure policies %v, want %v", policies, want)
 			}
 		})
 	}
@@ -634,7 +685,7 @@ func TestSelfManagedCertificates(t *testing.T) {
 		env.kubectl(t, "", "delete", "-f", "../manifests/overlays/self-managed/rbac.yaml", "-f", "../manifests/overlays/self-managed/secret.yaml", "--ignore-not-found")
 	})
 	// The configurations with a URL and no CA bundle: the rotator fills it in.
-	data := renderWebhooks(readFile(t, "../manifests/base/webhooks.yaml"), fmt.Sprintf("https://localhost:%d", env.guardPort), nil)
+	data := renderWebhooks(webhookManifests(t, "enforce"), fmt.Sprintf("https://localhost:%d", env.guardPort), nil)
 	data = regexp.MustCompile(`(?m)^\s+caBundle: *$\n?`).ReplaceAllString(data, "")
 	if r := env.kubectl(t, data, "apply", "-f", "-"); r.code != 0 {
 		t.Fatal(r)

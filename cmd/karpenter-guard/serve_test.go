@@ -5,6 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
 // TestServeRefusesSettingsThatCannotWork: serve stops at start-up, before it listens or reads the
@@ -41,4 +48,37 @@ func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShippedConfigTakesEveryMode: the GuardConfig of manifests/base leaves the mode to --mode, which
+// the mode components set, so every mode starts with it; and its aws.timeout fits the 5 s the
+// Deployment gives as --webhook-timeout.
+func TestShippedConfigTakesEveryMode(t *testing.T) {
+	var cm corev1.ConfigMap
+	if err := sigsyaml.Unmarshal(mustRead(t, "../../manifests/base/config.yaml"), &cm); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(cm.Data["config.yaml"]), validators.Default().IDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ModeSet {
+		t.Fatalf("the shipped GuardConfig sets mode %s: --mode from the mode components would contradict it", cfg.Mode)
+	}
+	for _, mode := range []string{"dry-run", "warn", "enforce"} {
+		o := &serveOptions{mode: mode, webhookTimeout: 5 * time.Second}
+		c := *cfg
+		if err := o.settle(&c, "config.yaml"); err != nil || string(c.Mode) != mode {
+			t.Errorf("--mode %s: %v, mode %s", mode, err, c.Mode)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

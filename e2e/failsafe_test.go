@@ -1,0 +1,307 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpenter-guard/karpenter-guard/certs"
+)
+
+// karpenterSA is how Karpenter's controller appears to the API server when installed by its chart in
+// the namespace "karpenter"; impersonating it (with system:masters for the RBAC Karpenter's chart
+// grants) makes the requests Karpenter makes.
+var karpenterSA = []string{"--as=system:serviceaccount:karpenter:karpenter", "--as-group=system:masters"}
+
+// storedClass is an EC2NodeClass with Karpenter's finalizer, as Karpenter leaves every class it manages.
+func storedClass(name string) string {
+	return `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: ` + name + `
+  finalizers: [karpenter.k8s.aws/termination]
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: e2e}}]
+`
+}
+
+// awsAuthConfigMap maps a node role.
+const awsAuthConfigMap = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: aws-auth, namespace: kube-system}
+data:
+  mapRoles: |
+    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole
+      username: system:node:{{EC2PrivateDNSName}}
+      groups: [system:bootstrappers, system:nodes]
+`
+
+// specChange pins the class's AMI: a change of spec, which a mode's failure policy governs.
+const specChange = `{"spec":{"amiSelectorTerms":[{"alias":"al2023@v20251112"}]}}`
+
+// TestWebhookDownNeverStallsKarpenter: with the webhook configurations of each mode in place and the
+// webhook's Service without endpoints (every karpenter-guard pod gone), or with a webhook that accepts
+// connections and never answers, Karpenter's controller still updates its objects, deletions finish,
+// metadata edits pass, and a spec change is refused in mode enforce only.
+func TestWebhookDownNeverStallsKarpenter(t *testing.T) {
+	hung := hungWebhook(t)
+	// Modes dry-run and warn deploy the same webhook configurations: a webhook that never answers (each
+	// call then costs timeoutSeconds) is tried in one of them.
+	if dryRun, warn := webhookManifests(t, "dry-run"), webhookManifests(t, "warn"); dryRun != warn {
+		t.Fatalf("the webhook configurations of modes dry-run and warn differ:\n%s\n---\n%s", dryRun, warn)
+	}
+	for _, tc := range []struct {
+		mode, outage string
+	}{
+		{"dry-run", "no endpoints"}, {"warn", "no endpoints"}, {"enforce", "no endpoints"},
+		{"warn", "no answer"}, {"enforce", "no answer"},
+	} {
+		t.Run(tc.mode+"/"+tc.outage, func(t *testing.T) {
+			reset(t)
+			env.stopGuard()
+			env.kubectlT(t, "delete", "service,endpoints", "karpenter-guard", "-n", "karpenter-guard", "--ignore-not-found")
+			for _, name := range []string{"kept", "leaving"} {
+				if r := env.kubectl(t, storedClass(name), "apply", "-f", "-"); r.code != 0 {
+					t.Fatalf("store %s: %+v", name, r)
+				}
+			}
+			t.Cleanup(func() {
+				dropFinalizers(t, "kept", "leaving")
+				env.kubectl(t, "", "delete", "service,endpoints", "karpenter-guard", "-n", "karpenter-guard", "--ignore-not-found")
+			})
+			env.registerDownWebhooks(t, tc.mode, tc.outage, hung)
+
+			// (a) Karpenter's controller updates its annotations and removes its finalizer.
+			if r := env.kubectl(t, "", append([]string{"annotate", "ec2nodeclass", "kept", "karpenter.k8s.aws/ec2nodeclass-hash=42", "--overwrite"}, karpenterSA...)...); r.code != 0 {
+				t.Errorf("Karpenter's annotation update was refused: %+v", r)
+			}
+			if r := env.kubectl(t, "", append([]string{"patch", "ec2nodeclass", "kept", "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`}, karpenterSA...)...); r.code != 0 {
+				t.Errorf("Karpenter's finalizer removal was refused: %+v", r)
+			}
+			// Anyone's metadata-only edit passes.
+			if r := env.kubectl(t, "", "label", "ec2nodeclass", "kept", "team=platform"); r.code != 0 {
+				t.Errorf("a label edit was refused: %+v", r)
+			}
+			// (b) Deleting a class with a finalizer completes once the finalizer goes (here removed by
+			// an admin, not Karpenter: the object being deleted is what lets it through).
+			env.kubectlT(t, "delete", "ec2nodeclass", "leaving", "--wait=false")
+			if r := env.kubectl(t, "", "patch", "ec2nodeclass", "leaving", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`); r.code != 0 {
+				t.Errorf("removing the finalizer of a class being deleted was refused: %+v", r)
+			}
+			if r := env.kubectl(t, "", "get", "ec2nodeclass", "leaving"); r.code == 0 || !strings.Contains(r.stderr, "NotFound") {
+				t.Errorf("the deleted class is still there: %+v", r)
+			}
+			// aws-auth fails open in every mode: an outage never locks anyone out of it.
+			if r := env.kubectl(t, awsAuthConfigMap, "apply", "-f", "-"); r.code != 0 {
+				t.Errorf("an aws-auth edit was refused by a down webhook: %+v", r)
+			}
+			// (c, d) A spec change passes in dry-run and warn, and is refused in enforce, naming the
+			// webhook and the outage.
+			r := env.kubectl(t, "", "patch", "ec2nodeclass", "kept", "--type=merge", "-p", specChange)
+			switch tc.mode {
+			case "enforce":
+				want := `failed calling webhook "karpenter.validate.karpenter-guard.io"`
+				if r.code == 0 || !strings.Contains(r.stderr, want) {
+					t.Errorf("a spec change passed a down webhook in mode enforce: %+v", r)
+				}
+				if strings.Contains(r.stderr, "karpenter.mutate.karpenter-guard.io") {
+					t.Errorf("the mutating webhook failed closed: %s", r.stderr)
+				}
+			default:
+				if r.code != 0 {
+					t.Errorf("a spec change was refused by a down webhook in mode %s: %+v", tc.mode, r)
+				}
+			}
+		})
+	}
+}
+
+// registerDownWebhooks applies the webhook configurations of mode for an outage: "no endpoints" keeps
+// their Service client config, with the Service and an Endpoints object without addresses (what the
+// endpoints controller leaves when every pod is gone); "no answer" points them at hung. It waits until
+// the API server calls them: until a probe request is recorded failing open (dry-run, warn) or is
+// refused (enforce).
+func (c *cluster) registerDownWebhooks(t *testing.T, mode, outage, hung string) {
+	t.Helper()
+	docs := deployment(t, mode)
+	webhooks := docs["ValidatingWebhookConfiguration/karpenter-guard"] + "\n---\n" + docs["MutatingWebhookConfiguration/karpenter-guard"]
+	// A CA of its own: the API server loads it before it finds there is nothing to call.
+	staging := t.TempDir()
+	if err := certs.Generate(staging, certs.Hosts("karpenter-guard", "karpenter-guard"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ca := []byte(readFile(t, filepath.Join(staging, certs.CAFile)))
+	switch outage {
+	case "no endpoints":
+		c.kubectlT(t, "apply", "-f", writeTemp(t, docs["Service/karpenter-guard"]+"\n---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: karpenter-guard, namespace: karpenter-guard}\n"))
+		webhooks = renderWebhooks(webhooks, "", ca)
+	case "no answer":
+		webhooks = renderWebhooks(webhooks, hung, ca)
+	default:
+		t.Fatalf("outage %q", outage)
+	}
+	c.kubectlT(t, "apply", "-f", writeTemp(t, webhooks))
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("outage-probe-%d", i)
+		r := c.kubectl(t, strings.Replace(storedClass(name), "  finalizers: [karpenter.k8s.aws/termination]\n", "", 1), "apply", "--dry-run=server", "-f", "-")
+		switch {
+		case mode == "enforce" && strings.Contains(r.stderr, `failed calling webhook "karpenter.validate.karpenter-guard.io"`):
+			if outage == "no endpoints" && !strings.Contains(r.stderr, `no endpoints available for service "karpenter-guard"`) {
+				t.Fatalf("refused for another reason than the outage: %s", r.stderr)
+			}
+			return
+		case mode != "enforce" && r.code == 0 && failedOpen(c, name):
+			return
+		case i == 150:
+			t.Fatalf("the API server never called the %s webhooks: %+v", mode, r)
+		}
+	}
+}
+
+// failedOpen reports whether the audit log records the API server failing open on karpenter-guard's
+// validating webhook for a request on the named object.
+func failedOpen(c *cluster, name string) bool {
+	data, err := os.ReadFile(c.auditLog())
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, `"name":"`+name+`"`) && strings.Contains(l, `"failed-open.validating.webhook.admission.k8s.io/`) &&
+			strings.Contains(l, "karpenter.validate.karpenter-guard.io") {
+			return true
+		}
+	}
+	return false
+}
+
+// hungWebhook is a webhook that accepts connections and never answers (a process stuck, a node gone
+// silent): the API server waits for timeoutSeconds, then applies the failure policy. It returns its
+// base URL.
+func hungWebhook(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 64)
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- conn: // kept open, never read
+			default:
+				conn.Close()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		close(held)
+		for conn := range held {
+			conn.Close()
+		}
+	})
+	return "https://" + l.Addr().String()
+}
+
+// dropFinalizers removes the finalizers of the named EC2NodeClasses, so that reset can delete them.
+func dropFinalizers(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		env.kubectl(t, "", "patch", "ec2nodeclass", n, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	}
+}
+
+// writeTemp writes data to a file of the test's and returns its path.
+func writeTemp(t *testing.T, data string) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.WriteString(f, data); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// TestKarpenterUpdatesAreNeverSent: with the webhook up in mode enforce, the API server does not send
+// it Karpenter's own updates, nor anyone's metadata-only edits, nor the updates of an object being
+// deleted; it does send a spec change. Counted in the webhook's own metrics.
+func TestKarpenterUpdatesAreNeverSent(t *testing.T) {
+	world(t, "", "mode: enforce\naws:\n  onError: allow\n")
+	for _, name := range []string{"kept", "leaving"} {
+		if r := env.kubectl(t, storedClass(name), "apply", "-f", "-"); r.code != 0 {
+			t.Fatalf("store %s: %+v", name, r)
+		}
+	}
+	t.Cleanup(func() { dropFinalizers(t, "kept", "leaving") })
+	before := reviews(t)
+	for _, args := range [][]string{
+		append([]string{"annotate", "ec2nodeclass", "kept", "karpenter.k8s.aws/ec2nodeclass-hash=42", "--overwrite"}, karpenterSA...),
+		append([]string{"patch", "ec2nodeclass", "kept", "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`}, karpenterSA...),
+		{"label", "ec2nodeclass", "kept", "team=platform"},
+		{"delete", "ec2nodeclass", "leaving", "--wait=false"},
+		{"patch", "ec2nodeclass", "leaving", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`},
+	} {
+		if r := env.kubectl(t, "", args...); r.code != 0 {
+			t.Errorf("kubectl %v: %+v", args, r)
+		}
+	}
+	if after := reviews(t); after != before {
+		t.Errorf("the webhook reviewed %v requests it must never be sent", after-before)
+	}
+	// An annotation karpenter-guard reads is a change it must see, even with the spec unchanged.
+	env.kubectlT(t, "annotate", "ec2nodeclass", "kept", "karpenter-guard.io/skip=ami-selector-missing-owner")
+	if after := reviews(t); after == before {
+		t.Errorf("an exception annotation was not reviewed")
+	}
+	before = reviews(t)
+	env.kubectlT(t, "patch", "ec2nodeclass", "kept", "--type=merge", "-p", specChange)
+	if after := reviews(t); after < before+2 { // /mutate and /validate
+		t.Errorf("a spec change made %v reviews, want 2", after-before)
+	}
+}
+
+// reviews is the number of admission reviews the running webhook has answered, from its /metrics.
+func reviews(t *testing.T) float64 {
+	t.Helper()
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(env.guardMetrics) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The text exposition format: one "name{labels} value" line a series.
+	total := 0.0
+	s := bufio.NewScanner(resp.Body)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "karpenter_guard_admission_requests_total{"); ok {
+			v, err := strconv.ParseFloat(rest[strings.LastIndexByte(rest, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("/metrics: %q: %v", s.Text(), err)
+			}
+			total += v
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
