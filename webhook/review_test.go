@@ -277,6 +277,14 @@ func TestMessagesStayWithinLimits(t *testing.T) {
 			t.Errorf("warning of %d bytes or with a line break: %q", len(w), w)
 		}
 	}
+	for k, v := range resp.AuditAnnotations {
+		if len(v) > 1024 {
+			t.Errorf("audit annotation %s is %d bytes, over 1 KiB", k, len(v))
+		}
+	}
+	if v := resp.AuditAnnotations["ami-selector-missing-owner"]; !strings.HasSuffix(v, "… (clipped: karpenter-guard check prints it whole)") {
+		t.Errorf("the 60 findings' annotation is not clipped, or does not say so: %q", v)
+	}
 }
 
 // TestUpdateDoesNotBlockOnUnchangedFields: an UPDATE that leaves a denied field as stored is warned,

@@ -235,7 +235,7 @@ func (r *Reviewer) unread(rv *review) admission.Response {
 	if refuse && r.Config.Mode == config.ModeDryRun {
 		what = "would deny: " + what
 	}
-	resp.AuditAnnotations = map[string]string{"unread": clip(what, maxAnnotation)}
+	resp.AuditAnnotations = map[string]string{"unread": annotation(what)}
 	return resp
 }
 
@@ -369,13 +369,13 @@ func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.
 	annotations := map[string]string{}
 	if r.Config.Mode == config.ModeDryRun {
 		for _, f := range applied {
-			annotations[annotationKey("would-fix", f.Rule)] = clip(f.Fix, maxAnnotation)
+			annotations[annotationKey("would-fix", f.Rule)] = annotation(f.Fix)
 		}
 	} else {
 		resp = admission.Patched("", patchesFor(rv, applied)...)
 		for _, f := range applied {
 			resp.Warnings = append(resp.Warnings, warning(f.Rule, "fixed: "+wording.OneLine(f.Fix)))
-			annotations[annotationKey("fixed", f.Rule)] = clip(f.Fix, maxAnnotation)
+			annotations[annotationKey("fixed", f.Rule)] = annotation(f.Fix)
 		}
 	}
 	for _, f := range skipped {

@@ -183,7 +183,7 @@ func (v *verdict) annotations() map[string]string {
 		if prev, ok := a[key]; ok {
 			val = prev + "; " + val
 		}
-		a[key] = clip(val, maxAnnotation)
+		a[key] = annotation(val)
 	}
 	v.eachTaken(func(f validators.Finding, t taken) {
 		verb := t.action
@@ -251,6 +251,16 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// annotation clips an audit annotation's value to maxAnnotation, saying so: the audit log keeps every
+// review's annotations, and a user's text (a skip reason, a userData line) can be of any length.
+func annotation(s string) string {
+	const clipped = " (clipped: karpenter-guard check prints it whole)"
+	if len(s) <= maxAnnotation {
+		return s
+	}
+	return clip(s, maxAnnotation-len(clipped)) + clipped
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
