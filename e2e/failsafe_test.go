@@ -305,3 +305,29 @@ func reviews(t *testing.T) float64 {
 	}
 	return total
 }
+
+// TestOnErrorDenyBlocksOnlySpecChanges: with aws.onError deny in mode enforce and AWS refusing every IAM
+// call, a spec change of an EC2NodeClass is refused, naming what could not be verified; an edit of an
+// annotation karpenter-guard reads (reviewed, spec unchanged) passes with the warning, and so does an
+// aws-auth edit.
+func TestOnErrorDenyBlocksOnlySpecChanges(t *testing.T) {
+	dir := filepath.Join("..", "examples", "production")
+	class := filepath.Join(dir, "ec2nodeclass.yaml")
+	config := "mode: enforce\naws:\n  timeout: 2s\n  onError: deny\n"
+	world(t, filepath.Join(dir, "cluster-facts.yaml"), config, filepath.Join(dir, "aws-auth.yaml"), class)
+	// A webhook that never had an IAM answer to fall back on.
+	env.fake.Inject("iam:*", fakeawsDenied())
+	defer env.fake.Clear("")
+	env.startGuard(t, guardOptions{config: config, clusterName: "prod-eks", region: "us-east-1"})
+	r := env.kubectl(t, "", "patch", "ec2nodeclass", "production", "--type=merge", "-p", `{"spec":{"tags":{"team":"platform-2"}}}`)
+	if r.code == 0 || !strings.Contains(r.stderr, `karpenter-guard: EC2NodeClass "production" denied: could not verify [`) || !strings.Contains(r.stderr, "AWS denied iam:") {
+		t.Errorf("a spec change without IAM answers: exit %d, want refused naming what could not be verified\n%s", r.code, r.stderr)
+	}
+	r = env.kubectl(t, "", "annotate", "ec2nodeclass", "production", "karpenter-guard.io/skip-reason=reviewed")
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] AWS denied iam:") {
+		t.Errorf("an annotation edit without IAM answers: exit %d, want it reviewed and allowed with the warning\n%s", r.code, r.stderr)
+	}
+	if r := env.kubectl(t, "", "label", "configmap", "aws-auth", "-n", "kube-system", "team=platform"); r.code != 0 {
+		t.Errorf("an aws-auth edit without IAM answers was refused: %+v", r)
+	}
+}
