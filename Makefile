@@ -50,20 +50,25 @@ FUZZTIME ?= 30s
 # Minimising a new input defaults to 60 s, more than a 30 s run: bounded, a run fuzzes rather than
 # minimises.
 FUZZMINIMIZETIME ?= 5s
+# Every fuzz target, as package:Function.
+FUZZ_TARGETS := manifest:FuzzParse \
+	userdata:FuzzParse \
+	userdata:FuzzFastMIME \
+	userdata:FuzzSimpleNodeConfig \
+	userdata:FuzzSimpleMediaType \
+	awsauth:FuzzParse \
+	fix:FuzzFix \
+	facts:FuzzDecodeSnapshot \
+	facts:FuzzFoldLookups \
+	facts:FuzzWildcard \
+	webhook:FuzzReview \
+	objects:FuzzFromJSON \
+	objects:FuzzDecodeFast
 fuzz: ## run every fuzz target for FUZZTIME each
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./manifest
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./userdata
-	$(GO) test -run '^$$' -fuzz '^FuzzFastMIME$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./userdata
-	$(GO) test -run '^$$' -fuzz '^FuzzSimpleNodeConfig$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./userdata
-	$(GO) test -run '^$$' -fuzz '^FuzzSimpleMediaType$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./userdata
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./awsauth
-	$(GO) test -run '^$$' -fuzz '^FuzzFix$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./fix
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./facts
-	$(GO) test -run '^$$' -fuzz '^FuzzFoldLookups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./facts
-	$(GO) test -run '^$$' -fuzz '^FuzzWildcard$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./facts
-	$(GO) test -run '^$$' -fuzz '^FuzzReview$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./webhook
-	$(GO) test -run '^$$' -fuzz '^FuzzFromJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./objects
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFast$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./objects
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz ./$${t%%:*} $${t#*:}"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./$${t%%:*}; \
+	done
 
 readme: ## regenerate the README rule table and the golden files from the catalog
 	$(GO) test ./... -run 'TestReadme|Golden' -update
