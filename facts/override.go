@@ -37,6 +37,9 @@ type awsAuthFrom struct {
 	err  error
 }
 
+// AskAhead implements AheadAsker for the provider it wraps.
+func (o *awsAuthFrom) AskAhead() bool { return AsksAhead(o.Provider) }
+
 // Known implements Provider.
 func (o *awsAuthFrom) Known(ctx context.Context, f Fact) error {
 	if f != AWSAuth {
@@ -69,6 +72,9 @@ type clusterNodeClasses struct {
 	Provider
 	known func(context.Context) error
 }
+
+// AskAhead implements AheadAsker for the provider it wraps.
+func (c *clusterNodeClasses) AskAhead() bool { return AsksAhead(c.Provider) }
 
 // Known implements Provider.
 func (c *clusterNodeClasses) Known(ctx context.Context, f Fact) error {

@@ -48,6 +48,10 @@ func NewRecorder(p Provider) *Recorder {
 		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}}
 }
 
+// AskAhead implements AheadAsker for the provider it records: the rules' questions asked ahead are
+// recorded like any other (the recorder is safe for concurrent use).
+func (r *Recorder) AskAhead() bool { return AsksAhead(r.p) }
+
 // keep writes down an answer about section f: on success it marks f known and runs add under the
 // lock; on failure it records why (see fail).
 func (r *Recorder) keep(f Fact, err error, add func()) {
@@ -63,8 +67,12 @@ func (r *Recorder) keep(f Fact, err error, add func()) {
 	}
 }
 
-// fail writes down that a question about section f had no answer, and why.
+// fail writes down that a question about section f had no answer, and why. An answer not at hand
+// (AtHandOnly) is no failure: the question is asked again.
 func (r *Recorder) fail(f Fact, err error) {
+	if errors.Is(err, ErrNotAtHand) {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var t interface{ Transient() bool }

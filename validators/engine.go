@@ -25,6 +25,14 @@ type Result struct {
 
 // Evaluate runs every applicable rule over objs. c.Input should hold every object the rules may look
 // up (usually objs itself in the CLI).
+//
+// With a provider whose answers cost a round trip (facts.AsksAhead: the live provider), the rules run
+// first on what the provider has at hand (facts.AtHandOnly): when every answer is cached, as for most
+// admission reviews, that is the result, and nothing more is done. At the first answer not at hand
+// that run stops, the questions the rules will ask are asked ahead, concurrently (askAhead), and the
+// rules run again on the answers: an evaluation then costs about one round trip per level of dependent
+// questions instead of the sum of its calls. Every wait is bounded by c's deadline and the provider's
+// own per-call budget.
 func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	if c.Config == nil {
 		c.Config = config.Default()
@@ -41,6 +49,35 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
 	c.catalog = cat
+	if facts.AsksAhead(c.Facts) {
+		// The run on what is at hand keeps its notes (and reports no progress) until it is known to
+		// be the result.
+		ctx, progress := c.Context, c.Progress
+		atHand, missed := facts.AtHandOnly(ctx)
+		cached := &facts.Notes{}
+		c.Context, c.Progress = facts.WithNotes(atHand, cached), nil
+		res, complete := cat.evaluate(c, objs, missed)
+		c.Context, c.Progress = ctx, progress
+		if complete {
+			for _, n := range cached.List() {
+				facts.Note(ctx, n)
+			}
+			if progress != nil {
+				progress(len(objs), len(objs))
+			}
+			res.Notes = notes.List()
+			return res
+		}
+		cat.askAhead(c, objs)
+	}
+	res, _ := cat.evaluate(c, objs, nil)
+	res.Notes = notes.List()
+	return res
+}
+
+// evaluate runs the rules over objs once. With missed set, it gives up (false) as soon as missed
+// reports a question without an answer at hand: that run's verdicts would be wrong.
+func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() bool) (Result, bool) {
 	// The memos start empty; an admission review's fit in place (see memo).
 	c.unknown = [len(c.unknown)]factAnswer{}
 	c.userData = memo[*objects.Object, parsedUserData]{}
@@ -62,11 +99,8 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		ex := parseException(o)
 		for _, ri := range cat.rulesFor(kind, c.Scope) {
 			r := cat.rules[ri]
-			if len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation) {
-				continue
-			}
-			action := c.Config.ActionFor(r.ID, r.DefaultAction)
-			if action == config.ActionOff || (r.Enabled != nil && !r.Enabled(c.Config)) {
+			action, runs := r.runsIn(c)
+			if !runs {
 				continue
 			}
 			if ex.rules != nil && r.Kinds[0] != KindAny && ex.rules[r.ID] {
@@ -74,6 +108,9 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 				continue
 			}
 			if missing := missingFacts(c, ri, r); missing.reason != "" {
+				if missed != nil && missed() {
+					return Result{}, false
+				}
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
 				continue
 			}
@@ -83,6 +120,9 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 			}
 			c.gaveUp = nil
 			findings := r.Check(c, o)
+			if missed != nil && missed() {
+				return Result{}, false
+			}
 			if c.gaveUp != nil {
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error(), Causes: []string{facts.Reason(c.gaveUp)}})
 			}
@@ -103,8 +143,20 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		c.Progress(len(objs), len(objs))
 	}
 	SortFindings(res.Findings)
-	res.Notes = notes.List()
-	return res
+	return res, true
+}
+
+// runsIn returns the rule's action in c, and whether it runs there at all: not for another operation,
+// not when the configuration turns it off.
+func (r *Rule) runsIn(c *Context) (config.Action, bool) {
+	if len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation) {
+		return "", false
+	}
+	action := c.Config.ActionFor(r.ID, r.DefaultAction)
+	if action == config.ActionOff || (r.Enabled != nil && !r.Enabled(c.Config)) {
+		return "", false
+	}
+	return action, true
 }
 
 // SortFindings orders findings by file, object, line and rule: the order people read them in.

@@ -10,9 +10,10 @@ import (
 )
 
 // Fault is a failure injected into an operation. Latency delays the answer; then at most one of Hang,
-// AccessDenied, Throttle and Status decides it, in that order of precedence. Latency and Hang honour the
-// request's context: when the client gives up (its deadline passes) the fake stops and closes the
-// connection without an answer.
+// AccessDenied, Throttle, Status and Unavailable decides it, in that order of precedence. Latency and
+// Hang honour the request's context: when the client gives up (its deadline passes) the fake stops and
+// closes the connection without an answer. Inject("*", Fault{Latency: d}) makes a slow endpoint: every
+// call answers normally after d.
 type Fault struct {
 	// Latency is added before the answer.
 	Latency time.Duration
@@ -29,6 +30,11 @@ type Fault struct {
 	// Status answers with a server error of that 5xx status in the service's shape (500: ServerException,
 	// ServiceFailure, InternalFailure, InternalError, InternalServerError; 503: ServiceUnavailable…).
 	Status int
+	// Unavailable answers as an endpoint that does not serve the operation at all: HTTP 404 with a
+	// plain-text body and no AWS error code, what an emulator lacking the API (or a proxy in front of
+	// a partition without it) answers. Unlike a service's own "not found" (NoSuchEntity,
+	// ResourceNotFoundException), it says nothing about the resource asked for.
+	Unavailable bool
 	// Malformed answers 200 with a body cut off in the middle, in the service's content type: what a
 	// broken proxy or a truncated connection delivers, which the SDK cannot deserialize.
 	Malformed bool
@@ -130,8 +136,9 @@ func (s *Server) takeFault(op string) (Fault, bool) {
 	return Fault{}, false
 }
 
-// apply carries out a fault: it returns the error to answer with (nil: answer normally), and
-// proceed=false when the request's context ended first and nothing must be written.
+// apply carries out a fault: it returns the error to answer with (nil: answer normally, or as
+// f.Unavailable or f.Malformed say), and proceed=false when the request's context ended first and
+// nothing must be written.
 func (s *Server) apply(r *request, wd *world, f Fault) (e *apiError, proceed bool) {
 	ctx := r.Context()
 	if f.Latency > 0 {
@@ -243,14 +250,15 @@ func checkFault(op string, f Fault) error {
 		return fmt.Errorf("fakeaws: fault for %s: negative latency, count or after", op)
 	}
 	if f == (Fault{Count: f.Count, After: f.After}) {
-		return fmt.Errorf("fakeaws: fault for %s does nothing: set Latency, Hang, AccessDenied, Throttle, Status or Malformed", op)
+		return fmt.Errorf("fakeaws: fault for %s does nothing: set Latency, Hang, AccessDenied, Throttle, Status, Unavailable or Malformed", op)
 	}
 	return nil
 }
 
 // ParseFault parses the command's fault syntax: "op=kind[:arg][,kind[:arg]…]" where kind is
-// latency:DURATION, hang, throttle, denied, status:CODE, malformed, count:N or after:N, e.g.
-// "ec2:DescribeImages=latency:2s", "iam:GetRole=throttle,count:2,after:1", "ssm:*=status:503".
+// latency:DURATION, hang, throttle, denied, status:CODE, unavailable, malformed, count:N or after:N,
+// e.g. "ec2:DescribeImages=latency:2s", "iam:GetRole=throttle,count:2,after:1", "ssm:*=status:503",
+// "eks:ListAccessEntries=unavailable".
 func ParseFault(spec string) (string, Fault, error) {
 	op, kinds, ok := strings.Cut(spec, "=")
 	if !ok || op == "" || kinds == "" {
@@ -271,6 +279,8 @@ func ParseFault(spec string) (string, Fault, error) {
 			f.AccessDenied = true
 		case "status":
 			f.Status, err = strconv.Atoi(arg)
+		case "unavailable":
+			f.Unavailable = true
 		case "malformed":
 			f.Malformed = true
 		case "count":
@@ -278,7 +288,7 @@ func ParseFault(spec string) (string, Fault, error) {
 		case "after":
 			f.After, err = strconv.Atoi(arg)
 		default:
-			return "", Fault{}, fmt.Errorf("fault %q: unknown kind %q: expected latency:DURATION, hang, throttle, denied, status:CODE, malformed, count:N or after:N", spec, kind)
+			return "", Fault{}, fmt.Errorf("fault %q: unknown kind %q: expected latency:DURATION, hang, throttle, denied, status:CODE, unavailable, malformed, count:N or after:N", spec, kind)
 		}
 		if err != nil || (!hasArg && (kind == "latency" || kind == "status" || kind == "count" || kind == "after")) {
 			return "", Fault{}, fmt.Errorf("fault %q: %s needs a valid argument (latency:2s, status:503, count:2, after:1)", spec, kind)
@@ -288,6 +298,13 @@ func ParseFault(spec string) (string, Fault, error) {
 		return "", Fault{}, fmt.Errorf("fault %q: %w", spec, err)
 	}
 	return op, f, nil
+}
+
+// writeUnavailable answers as an HTTP server that has no such route: 404, text/plain, no AWS error
+// code in any header or body.
+func writeUnavailable(w http.ResponseWriter, r *request) {
+	w.Header().Set("X-Amzn-RequestId", r.id)
+	http.Error(w, "404 page not found", http.StatusNotFound)
 }
 
 // writeMalformed answers 200 with half an answer in r's protocol.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,11 +14,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -190,6 +193,61 @@ func TestLatencyAndHangHonourTheDeadline(t *testing.T) {
 	}
 	srv.Inject("ec2:DescribeSubnets", fakeaws.Fault{Latency: time.Millisecond, Status: 503, Count: 1})
 	wantAPIError(t, calls["ec2:DescribeSubnets"](context.Background(), c), "Unavailable", 503, "")
+}
+
+// TestSlowEndpoint: a latency injected for "*" delays every operation of every service, each of which
+// then answers normally; a client that gives up first gets its own deadline, not an answer.
+func TestSlowEndpoint(t *testing.T) {
+	const latency = 40 * time.Millisecond
+	srv, c := start(t, full(t))
+	srv.Inject("*", fakeaws.Fault{Latency: latency})
+	for _, op := range fakeaws.Operations {
+		t.Run(op, func(t *testing.T) {
+			begin := time.Now()
+			if err := calls[op](context.Background(), c); err != nil {
+				t.Fatalf("slow %s: %v, want its answer", op, err)
+			}
+			if d := time.Since(begin); d < latency {
+				t.Errorf("answered after %v, before the injected latency", d)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), latency/4)
+			defer cancel()
+			if err := calls[op](ctx, c); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s with a deadline under the latency: %v, want context.DeadlineExceeded", op, err)
+			}
+		})
+	}
+}
+
+// TestUnavailable: an operation the endpoint does not serve answers HTTP 404 with no AWS error code, in
+// every service's protocol; the SDK's retryer does not retry it, and it is no service's "not found".
+func TestUnavailable(t *testing.T) {
+	srv, c := start(t, full(t))
+	notFound := []string{"NoSuchEntity", "ResourceNotFoundException", "ParameterNotFound"}
+	for _, op := range fakeaws.Operations {
+		t.Run(op, func(t *testing.T) {
+			srv.Inject(op, fakeaws.Fault{Unavailable: true, Count: 1})
+			before := srv.Calls(op)
+			err := calls[op](context.Background(), c)
+			var re *awshttp.ResponseError
+			if !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusNotFound {
+				t.Fatalf("got %v, want an HTTP 404 answer", err)
+			}
+			var ae smithy.APIError
+			if errors.As(err, &ae) && slices.Contains(notFound, ae.ErrorCode()) {
+				t.Errorf("code %s: the endpoint's 404 reads as the service's own not found", ae.ErrorCode())
+			}
+			if retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
+				t.Errorf("the standard retryer retries %v", err)
+			}
+			if n := srv.Calls(op) - before; n != 1 {
+				t.Errorf("%d calls counted, want 1", n)
+			}
+			if err := calls[op](context.Background(), c); err != nil {
+				t.Errorf("after the fault's count: %v", err)
+			}
+		})
+	}
 }
 
 func TestShutdownReleasesHangs(t *testing.T) {
@@ -378,6 +436,8 @@ func TestParseFault(t *testing.T) {
 		{spec: "iam:GetRole=denied,after:-1", err: "negative latency, count or after"},
 		{spec: "iam:GetRole=after:1", err: "does nothing"},
 		{spec: "ssm:*=status:503", op: "ssm:*", f: fakeaws.Fault{Status: 503}},
+		{spec: "eks:ListAccessEntries=unavailable", op: "eks:ListAccessEntries", f: fakeaws.Fault{Unavailable: true}},
+		{spec: "*=latency:5s", op: "*", f: fakeaws.Fault{Latency: 5 * time.Second}},
 		{spec: "*=denied", op: "*", f: fakeaws.Fault{AccessDenied: true}},
 		{spec: "eks:DescribeCluster=latency:100ms, hang", op: "eks:DescribeCluster", f: fakeaws.Fault{Latency: 100 * time.Millisecond, Hang: true}},
 		{spec: "ec2:DescribeImages", err: "expected op=kind"},

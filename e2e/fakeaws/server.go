@@ -11,7 +11,8 @@
 //
 // That lets one test run every case twice, through the snapshot provider and through the live provider
 // talking to this fake, and demand the same findings. Faults (latency, hangs, throttling, 5xx, access
-// denied) can be injected per operation, and every operation's calls are counted (faults.go).
+// denied, an operation the endpoint does not serve) can be injected per operation, and every
+// operation's calls are counted (faults.go).
 //
 // A section absent from the snapshot is unknown. The fake answers the operations that read it with the
 // service's access-denied error: that is how a live provider learns, for real, that it cannot know
@@ -242,6 +243,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		}
 		if e != nil {
 			a.fail(sw, r, e)
+			return
+		}
+		if f.Unavailable {
+			writeUnavailable(sw, r)
 			return
 		}
 		if f.Malformed {

@@ -4,8 +4,10 @@
 // is not hammered, and a bound on size.
 //
 // Fetches run detached from the caller that started them, bounded by their own timeout: a request
-// whose deadline passes gets "late" (or the stale answer) at once, while the fetch goes on and warms the
-// cache for the next request. Close stops every fetch, so nothing outlives the cache.
+// whose deadline passes (or that has waited MaxWait) gets "late" (or the stale answer) at once, while
+// the fetch goes on and warms the cache for the next request. A caller whose context has already
+// ended starts no fetch: nobody would wait for it. Close stops every fetch, so nothing outlives the
+// cache.
 //
 // Written here rather than taken from a library: golang.org/x/sync/singleflight and the LRU of
 // hashicorp/golang-lru (used below) each do one part, but none serves the stale answer when a refresh
@@ -49,6 +51,10 @@ type Options struct {
 	ErrorBackoff time.Duration
 	// FetchTimeout bounds one fetch, whoever waits for it (default 10s).
 	FetchTimeout time.Duration
+	// MaxWait bounds how long one Get waits for a fetch, whatever its context allows (0: as long as
+	// the context): the live provider's per-call budget (aws.timeout). The fetch itself may go on
+	// until FetchTimeout, to warm the cache.
+	MaxWait time.Duration
 	// MaxEntries bounds the number of keys kept; the least recently used go first (default 10,000).
 	MaxEntries int
 	// Now is the clock (default time.Now); tests move it.
@@ -79,7 +85,12 @@ type Lookup[V any] struct {
 // ErrLate is the error of a Get whose context ended before the fetch answered.
 var ErrLate = errors.New("no answer within the time budget")
 
-// LateError is ErrLate with the caller's context error.
+// ErrMaxWait is the cause of a LateError whose Get waited Options.MaxWait: it wraps
+// context.DeadlineExceeded, as a per-call deadline would.
+var ErrMaxWait = fmt.Errorf("waited the longest a lookup may wait: %w", context.DeadlineExceeded)
+
+// LateError is ErrLate with why the wait ended: the caller's context's cause (context.Cause: its
+// error, or the cause it was cancelled with), or ErrMaxWait.
 type LateError struct{ Cause error }
 
 func (e *LateError) Error() string { return fmt.Sprintf("%v (%v)", ErrLate, e.Cause) }
@@ -144,8 +155,9 @@ func New[V any](opts Options) *Cache[V] {
 }
 
 // Get returns the answer for key: fresh from the cache (Hit); else from fetch, started once for all
-// concurrent callers of key (Miss); when the fetch fails or ctx ends first, the expired answer if
-// there is one (Stale, with the reason), else the error (a *LateError when ctx ended).
+// concurrent callers of key (Miss); when the fetch fails or ctx ends first (or MaxWait passes), the
+// expired answer if there is one (Stale, with the reason), else the error (a *LateError when the
+// wait ended first).
 func (c *Cache[V]) Get(ctx context.Context, key string, fetch Fetch[V]) (Lookup[V], error) {
 	return c.GetWithin(ctx, key, 0, fetch)
 }
@@ -157,20 +169,21 @@ func (c *Cache[V]) GetWithin(ctx context.Context, key string, maxAge time.Durati
 	c.mu.Lock()
 	now := c.opts.Now()
 	e, _ := c.entries.Get(key)
-	if e != nil && e.has && now.Before(e.expires) && (maxAge <= 0 || now.Sub(e.fetched) < maxAge) {
+	if l, ok, err := c.atHand(e, now, maxAge); ok {
 		c.mu.Unlock()
-		return Lookup[V]{Value: e.value, Result: Hit, Age: now.Sub(e.fetched)}, nil
-	}
-	if e != nil && e.failErr != nil && now.Before(e.failTill) {
-		// Failed a moment ago: answer without asking again.
-		defer c.mu.Unlock()
-		return c.fallback(e, now, e.failErr)
+		return l, err
 	}
 	f := c.flights[key]
 	if f == nil {
 		if c.base.Err() != nil {
 			c.mu.Unlock()
 			return Lookup[V]{Result: Failed}, errors.New("cache closed")
+		}
+		if ctx.Err() != nil {
+			// The caller can no longer wait: asking now would only load the source (a run past its
+			// deadline would otherwise start every question it still meets).
+			defer c.mu.Unlock()
+			return c.fallback(e, now, &LateError{Cause: context.Cause(ctx)})
 		}
 		f = &flight[V]{done: make(chan struct{})}
 		c.flights[key] = f
@@ -179,6 +192,13 @@ func (c *Cache[V]) GetWithin(ctx context.Context, key string, maxAge time.Durati
 	}
 	c.mu.Unlock()
 
+	var bound <-chan time.Time
+	if c.opts.MaxWait > 0 {
+		t := time.NewTimer(c.opts.MaxWait)
+		defer t.Stop()
+		bound = t.C
+	}
+	var late error
 	select {
 	case <-f.done:
 		if f.err == nil {
@@ -188,10 +208,38 @@ func (c *Cache[V]) GetWithin(ctx context.Context, key string, maxAge time.Durati
 		defer c.mu.Unlock()
 		return c.fallback(e, c.opts.Now(), f.err)
 	case <-ctx.Done():
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.fallback(e, c.opts.Now(), &LateError{Cause: ctx.Err()})
+		late = &LateError{Cause: context.Cause(ctx)}
+	case <-bound:
+		late = &LateError{Cause: ErrMaxWait}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fallback(e, c.opts.Now(), late)
+}
+
+// Cached returns what GetWithin would answer without fetching or waiting for a fetch: a fresh answer,
+// or the answer of a fetch that failed within ErrorBackoff (the stale value, else the error). ok is
+// false when GetWithin would have to fetch key or join a fetch in flight. It counts as a use of key
+// for the least-recently-used order, as Get does.
+func (c *Cache[V]) Cached(key string, maxAge time.Duration) (l Lookup[V], ok bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, _ := c.entries.Get(key)
+	return c.atHand(e, c.opts.Now(), maxAge)
+}
+
+// atHand answers from e when no fetch is needed: e is fresh (and no older than maxAge), or its last
+// fetch failed within the back-off. Callers hold c.mu.
+func (c *Cache[V]) atHand(e *entry[V], now time.Time, maxAge time.Duration) (Lookup[V], bool, error) {
+	if e != nil && e.has && now.Before(e.expires) && (maxAge <= 0 || now.Sub(e.fetched) < maxAge) {
+		return Lookup[V]{Value: e.value, Result: Hit, Age: now.Sub(e.fetched)}, true, nil
+	}
+	if e != nil && e.failErr != nil && now.Before(e.failTill) {
+		// Failed a moment ago: answer without asking again.
+		l, err := c.fallback(e, now, e.failErr)
+		return l, true, err
+	}
+	return Lookup[V]{}, false, nil
 }
 
 // fallback answers with e's stale value when it has one, else with err. Callers hold c.mu.
@@ -226,12 +274,25 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 		}
 		*e = entry[V]{has: true, value: ans.Value, fetched: now, expires: now.Add(ttl)}
 	} else {
-		e.failErr, e.failTill = err, now.Add(c.opts.ErrorBackoff)
+		backoff := c.opts.ErrorBackoff
+		if Lasting(err) {
+			backoff = max(backoff, c.opts.NegativeTTL)
+		}
+		e.failErr, e.failTill = err, now.Add(backoff)
 	}
 	c.entries.Add(key, e)
 	delete(c.flights, key)
 	f.value, f.err = ans.Value, err
 	close(f.done)
+}
+
+// Lasting reports whether a fetch's error says something that asking again soon will not change: an
+// error in its chain has a Lasting method that returns true (the live provider's "this endpoint does not
+// serve that API"). The cache keeps such an error for NegativeTTL, like a "does not exist" answer,
+// instead of ErrorBackoff: a failure that will not pass must not be asked again every few seconds.
+func Lasting(err error) bool {
+	var l interface{ Lasting() bool }
+	return errors.As(err, &l) && l.Lasting()
 }
 
 // fetch calls fetch, turning a panic into the fetch's error: it runs on a goroutine of its own, where

@@ -336,3 +336,137 @@ func TestCloseStopsFetches(t *testing.T) {
 		t.Errorf("Get after Close succeeded")
 	}
 }
+
+// TestMaxWait: a Get waits at most MaxWait for a fetch whatever its context allows, and the fetch goes
+// on: its answer serves the next caller.
+func TestMaxWait(t *testing.T) {
+	c := New[string](Options{MaxWait: 20 * time.Millisecond, FetchTimeout: time.Minute})
+	defer c.Close()
+	s := &source{}
+	s.set("v", false, nil)
+	rel := s.hang()
+	l, err := get(t, c, context.Background(), s)
+	var late *LateError
+	if !errors.As(err, &late) || !errors.Is(err, ErrLate) || !errors.Is(err, ErrMaxWait) || !errors.Is(err, context.DeadlineExceeded) || l.Result != Failed {
+		t.Fatalf("Get past MaxWait = %+v, %v; want a LateError because of MaxWait", l, err)
+	}
+	close(rel)
+	for c.Len() == 0 || func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.flights) > 0 }() {
+		time.Sleep(time.Millisecond)
+	}
+	if l, err := get(t, c, context.Background(), s); err != nil || l.Result != Hit || l.Value != "v" {
+		t.Fatalf("next Get = %+v, %v; want a hit from the fetch that went on", l, err)
+	}
+}
+
+// TestLateCallerStartsNothing: a caller whose context has already ended gets its context's cause, or
+// the stale answer, and starts no fetch; a fetch already in flight is not disturbed.
+func TestLateCallerStartsNothing(t *testing.T) {
+	clk := newClock()
+	c := newCache(t, clk)
+	s := &source{}
+	s.set("v", false, nil)
+	cause := errors.New("the run's deadline passed")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if l, err := get(t, c, ctx, s); !errors.Is(err, ErrLate) || !errors.Is(err, cause) || l.Result != Failed {
+		t.Fatalf("Get with an ended context = %+v, %v; want late, with the context's cause", l, err)
+	}
+	if n := s.calls.Load(); n != 0 {
+		t.Fatalf("%d fetches for a caller that could not wait; want none", n)
+	}
+	if _, err := get(t, c, context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Minute) // expired: a late caller gets the stale answer, still without a fetch
+	if l, err := get(t, c, ctx, s); err != nil || l.Result != Stale || l.Value != "v" || !errors.Is(l.RefreshErr, cause) {
+		t.Fatalf("Get with an ended context after expiry = %+v, %v; want stale v", l, err)
+	}
+	if n := s.calls.Load(); n != 1 {
+		t.Errorf("%d fetches; want the one of the caller that could wait", n)
+	}
+}
+
+// lasting is an error that says asking again soon will not change it.
+type lasting struct{}
+
+func (lasting) Error() string { return "not served here" }
+func (lasting) Lasting() bool { return true }
+
+// TestLastingErrorKeptLikeNegative: a fetch error that is Lasting is kept NegativeTTL, like a "does
+// not exist" answer; another error only ErrorBackoff.
+func TestLastingErrorKeptLikeNegative(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		// calls after a Get, one 6 s later (past ErrorBackoff), and one 11 s later (past NegativeTTL).
+		calls [3]int32
+	}{
+		{"lasting", fmt.Errorf("wrapped: %w", lasting{}), [3]int32{1, 1, 2}},
+		{"passing", errors.New("throttled"), [3]int32{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			c := newCache(t, clk)
+			s := &source{}
+			s.set("", false, tc.err)
+			for i, wait := range []time.Duration{0, 6 * time.Second, 5 * time.Second} {
+				clk.Advance(wait)
+				if _, err := get(t, c, context.Background(), s); !errors.Is(err, tc.err) {
+					t.Fatalf("Get %d = %v; want the fetch's error", i, err)
+				}
+				if n := s.calls.Load(); n != tc.calls[i] {
+					t.Errorf("after Get %d: %d fetches, want %d", i, n, tc.calls[i])
+				}
+			}
+		})
+	}
+	if Lasting(errors.New("x")) || !Lasting(fmt.Errorf("w: %w", lasting{})) {
+		t.Errorf("Lasting does not tell a lasting error from another")
+	}
+}
+
+// TestCached: Cached answers what Get would without fetching (a fresh answer, a recent failure with
+// its stale answer or error) and reports the rest as not at hand, a fetch in flight included.
+func TestCached(t *testing.T) {
+	clk := newClock()
+	c := newCache(t, clk)
+	s := &source{}
+	if _, ok, _ := c.Cached("k", 0); ok {
+		t.Fatalf("an unknown key is at hand")
+	}
+	s.set("v", false, nil)
+	if _, err := get(t, c, context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok, err := c.Cached("k", 0); !ok || err != nil || l.Result != Hit || l.Value != "v" {
+		t.Fatalf("Cached of a fresh answer = %+v, %v, %v; want a hit", l, ok, err)
+	}
+	clk.Advance(time.Second)
+	if _, ok, _ := c.Cached("k", time.Second); ok {
+		t.Errorf("an answer older than the maximum age is at hand")
+	}
+	clk.Advance(2 * time.Minute)
+	if _, ok, _ := c.Cached("k", 0); ok {
+		t.Errorf("an expired answer is at hand")
+	}
+	s.set("", false, errors.New("throttled"))
+	if _, err := get(t, c, context.Background(), s); err != nil {
+		t.Fatalf("refresh failed: %v; want the stale answer", err)
+	}
+	if l, ok, err := c.Cached("k", 0); !ok || err != nil || l.Result != Stale || l.Value != "v" {
+		t.Errorf("Cached after a failed refresh = %+v, %v, %v; want stale v, as Get answers within the back-off", l, ok, err)
+	}
+	rel := s.hang()
+	defer close(rel)
+	clk.Advance(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, _ = get(t, c, ctx, s) // leaves a fetch in flight
+	if _, ok, _ := c.Cached("k", 0); ok {
+		t.Errorf("a key whose fetch is in flight is at hand")
+	}
+	if n := s.calls.Load(); n != 3 {
+		t.Errorf("%d fetches; Cached must fetch nothing", n)
+	}
+}

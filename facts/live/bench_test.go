@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -143,6 +144,52 @@ func BenchmarkEvaluateWarm(b *testing.B) {
 				cat.Evaluate(&validators.Context{Context: context.Background(), Facts: bc.p, Input: set.Objects, Scope: validators.ScopeAll}, []*objects.Object{o})
 				i++
 			}
+		})
+	}
+}
+
+// BenchmarkColdReview reviews one EC2NodeClass that needs every fact (everyFactClass) on a new provider,
+// nothing cached, against an AWS fake that answers every call after 100 ms: asking ahead (the engine's
+// default with the live provider) and one question at a time (as before). calls/op counts the AWS
+// requests of one review and sum-ms/op what they cost one after another (calls × 100 ms), to compare
+// with ns/op. The figures go into BENCHMARKS.md.
+func BenchmarkColdReview(b *testing.B) {
+	const latency = 100 * time.Millisecond
+	cf, err := facts.DecodeSnapshotFile([]byte(world))
+	if err != nil {
+		b.Fatal(err)
+	}
+	objs := readClass(b, everyFactClass)
+	srv := fakeaws.New(cf)
+	srv.Inject("*", fakeaws.Fault{Latency: latency})
+	url := srv.Start(b)
+	for _, bc := range []struct {
+		name  string
+		ahead bool
+	}{{"ahead", true}, {"one-by-one", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			calls := 0
+			for b.Loop() {
+				b.StopTimer()
+				p := livetest.NewProvider(b, url, cf, livetest.Options{})
+				var fp facts.Provider = p
+				if !bc.ahead {
+					fp = sequential{p}
+				}
+				before := srv.Calls("*")
+				b.StartTimer()
+				res := review(fp, objs)
+				b.StopTimer()
+				calls += srv.Calls("*") - before
+				if len(res.NotEvaluated) > 0 {
+					b.Fatalf("not evaluated: %+v", res.NotEvaluated)
+				}
+				p.Close()
+				b.StartTimer()
+			}
+			perReview := float64(calls) / float64(b.N)
+			b.ReportMetric(perReview, "calls/op")
+			b.ReportMetric(perReview*float64(latency.Milliseconds()), "sum-ms/op")
 		})
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	smithy "github.com/aws/smithy-go"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -27,6 +29,10 @@ const (
 	OutcomeThrottled   Outcome = "throttled"
 	OutcomeTimeout     Outcome = "timeout"
 	OutcomeCredentials Outcome = "no_credentials"
+	// OutcomeUnavailable is an endpoint that does not serve the operation at all (HTTP 404 without an
+	// AWS error code, UnknownOperationException, InvalidAction, HTTP 501): an emulator that lacks
+	// it, or a partition or VPC endpoint without that API. Asking again will not change it.
+	OutcomeUnavailable Outcome = "not_available"
 	OutcomeError       Outcome = "error"
 )
 
@@ -35,6 +41,16 @@ var notFoundCodes = map[string]bool{
 	"NoSuchEntity":              true, // IAM
 	"ResourceNotFoundException": true, // EKS
 	"ParameterNotFound":         true, // SSM
+}
+
+// unavailableCodes are the error codes that say the endpoint does not serve the operation.
+var unavailableCodes = map[string]bool{
+	"UnknownOperationException":     true, // JSON protocols (SSM, EKS behind some proxies)
+	"UnknownOperation":              true,
+	"InvalidAction":                 true, // query protocols (IAM, STS, EC2)
+	"UnsupportedOperation":          true, // EC2
+	"UnsupportedOperationException": true,
+	"NotImplemented":                true,
 }
 
 // classify tells how an SDK error ended a call.
@@ -67,12 +83,38 @@ func classify(err error) Outcome {
 		case code == "InvalidClientTokenId" || code == "ExpiredToken" || code == "ExpiredTokenException" ||
 			code == "UnrecognizedClientException" || code == "AuthFailure" || code == "SignatureDoesNotMatch":
 			return OutcomeCredentials
+		case unavailableCodes[code]:
+			return OutcomeUnavailable
 		}
+	}
+	if status := httpStatus(err); status == http.StatusNotImplemented ||
+		status == http.StatusNotFound && (!errors.As(err, &api) || api.ErrorCode() == "" || api.ErrorCode() == "UnknownError") {
+		// A 404 that carries no AWS error code comes from the endpoint, not from the service: a real
+		// "does not exist" has its code (NoSuchEntity, ResourceNotFoundException), matched above.
+		return OutcomeUnavailable
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, cache.ErrLate) {
 		return OutcomeTimeout
 	}
 	return OutcomeError
+}
+
+// httpStatus returns the HTTP status of the answer behind an SDK error, or 0 when there was none.
+func httpStatus(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// endpointHost returns the host that answered the call behind an SDK error, or "".
+func endpointHost(err error) string {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.Response != nil && re.Response.Response != nil && re.Response.Request != nil && re.Response.Request.URL != nil {
+		return re.Response.Request.URL.Host
+	}
+	return ""
 }
 
 // CallError is an AWS call that gave no answer, worded for the operator who reads why a check was not
@@ -84,6 +126,9 @@ type CallError struct {
 	Outcome Outcome
 	// Budget is the time budget of the request that gave up waiting (timeouts only).
 	Budget time.Duration
+	// Cause, for a timeout, is what ended the wait when it was neither the budget nor a plain
+	// cancellation: the cause a caller's context was cancelled with (the CLI's --deadline).
+	Cause error
 	// Hint, when set, replaces the general advice of a denied call (a parameter outside the policy's
 	// resources needs the policy extended, not the action granted).
 	Hint string
@@ -93,10 +138,14 @@ type CallError struct {
 func (e *CallError) Error() string { return e.Reason() + ": " + e.Err.Error() }
 
 // Transient reports whether asking again later may succeed: throttling, a timeout, a server error;
-// not a denial, missing credentials or "not found".
+// not a denial, missing credentials, "not found" or an API the endpoint does not serve.
 func (e *CallError) Transient() bool {
 	return e.Outcome == OutcomeThrottled || e.Outcome == OutcomeTimeout || e.Outcome == OutcomeError
 }
+
+// Lasting reports whether the failure will not pass soon (an API the endpoint does not serve): the
+// cache keeps it like a "does not exist" answer (cache.Lasting) instead of asking again in seconds.
+func (e *CallError) Lasting() bool { return e.Outcome == OutcomeUnavailable }
 
 // Unwrap returns the SDK's error.
 func (e *CallError) Unwrap() error { return e.Err }
@@ -112,12 +161,17 @@ func (e *CallError) Reason() string {
 	case OutcomeThrottled:
 		return fmt.Sprintf("AWS throttled %s", e.Action)
 	case OutcomeTimeout:
+		if e.Cause != nil {
+			return fmt.Sprintf("no answer from AWS in time (%s): %v", e.Action, e.Cause)
+		}
 		if e.Budget > 0 {
 			return fmt.Sprintf("no answer from AWS within the %v budget (%s)", e.Budget, e.Action)
 		}
 		return fmt.Sprintf("no answer from AWS in time (%s)", e.Action)
 	case OutcomeCredentials:
 		return fmt.Sprintf("no valid AWS credentials for %s (set up EKS Pod Identity or IRSA for karpenter-guard's service account, or AWS_PROFILE for a local run)", e.Action)
+	case OutcomeUnavailable:
+		return fmt.Sprintf("%s is not available at this endpoint (%s): an emulator, or a partition without this API", apiName(e.Action), e.unavailableDetail())
 	}
 	msg := e.Err.Error()
 	var api smithy.APIError
@@ -125,6 +179,33 @@ func (e *CallError) Reason() string {
 		msg = api.ErrorCode() + ": " + api.ErrorMessage()
 	}
 	return fmt.Sprintf("%s failed (%s)", e.Action, msg)
+}
+
+// unavailableDetail says how the endpoint answered a call it does not serve: "HTTP 404 from
+// 127.0.0.1:4566", "InvalidAction from ec2.us-east-1.amazonaws.com: …".
+func (e *CallError) unavailableDetail() string {
+	what := fmt.Sprintf("HTTP %d", httpStatus(e.Err))
+	var api smithy.APIError
+	if errors.As(e.Err, &api) && api.ErrorCode() != "" && api.ErrorCode() != "UnknownError" {
+		what = api.ErrorCode()
+		if msg := api.ErrorMessage(); msg != "" && msg != api.ErrorCode() {
+			what += ": " + msg
+		}
+	}
+	if host := endpointHost(e.Err); host != "" {
+		what += " from " + host
+	}
+	return what
+}
+
+// apiName writes an IAM action as its service and operation: "eks:ListAccessEntries" is "EKS
+// ListAccessEntries".
+func apiName(action string) string {
+	svc, op, ok := strings.Cut(action, ":")
+	if !ok {
+		return action
+	}
+	return strings.ToUpper(svc) + " " + op
 }
 
 // unknown turns a failed call into the unknown fact f, with the call's reason.

@@ -4,6 +4,19 @@
 // when its refresh fails or is late (and the evaluation's notes say so), and a question that cannot be
 // answered in time comes back as an unknown fact with the reason, for aws.onError to decide upstream.
 //
+// Deadlines: no caller waits for one question longer than aws.timeout (Options.Budget), nor past its
+// context's deadline. The call itself may go on, detached, until twice the budget, so that a question
+// first asked late in one review is answered from the cache in the next; nothing is fixed at seconds
+// independent of the budget. The provider asks ahead (facts.AsksAhead): when an evaluation's answers
+// are not all in the cache (facts.AtHandOnly tells), the engine asks it every question of the
+// evaluation before the rules run, several at a time, so that a cold review costs about one round trip
+// per level of dependent questions (cluster, then its access entries; an alias's parameter, then its
+// image) rather than one per question; a warm review runs once, from the cache.
+//
+// An endpoint that does not serve an API (an emulator, a partition without EKS access entries)
+// answers "not available here": a lasting reason, cached like a "does not exist" answer, never
+// "try again".
+//
 // It gives the same answers as the snapshot provider for the same world: selector terms become EC2
 // filters with the semantics of facts.MatchImage and friends, and a test runs every fixture through
 // both (consistency_test.go).
@@ -45,9 +58,12 @@ type Options struct {
 	// Kube reads the aws-auth ConfigMap: the manager's cache-backed client in serve (watching only
 	// that ConfigMap), a direct client in the CLI. Nil: aws-auth is unknown.
 	Kube client.Reader
-	// Budget is aws.timeout, named in the reason of an answer that came too late.
+	// Budget is aws.timeout: the longest any caller waits for one question (and the STS identity
+	// check), named in the reason of an answer that came too late. A call may go on detached for
+	// another budget to warm the cache (Cache.FetchTimeout defaults to twice the budget).
 	Budget time.Duration
 	// Cache tunes the answer cache (TTL and NegativeTTL from aws.cacheTTL and aws.negativeCacheTTL).
+	// FetchTimeout and MaxWait default from Budget.
 	Cache cache.Options
 	// Metrics, when set, count requests and cache lookups.
 	Metrics *Metrics
@@ -70,9 +86,15 @@ func New(opts Options) (*Provider, error) {
 	if opts.Clients.EKS == nil || opts.Clients.IAM == nil || opts.Clients.EC2 == nil || opts.Clients.SSM == nil || opts.Clients.STS == nil {
 		return nil, errors.New("live facts need every AWS client (EKS, IAM, STS, EC2, SSM)")
 	}
-	if opts.Cache.FetchTimeout <= 0 && opts.Budget > 0 {
-		// A fetch may outlive the request that started it, to warm the cache, but not by much.
-		opts.Cache.FetchTimeout = max(2*opts.Budget, 5*time.Second)
+	if opts.Budget > 0 {
+		if opts.Cache.MaxWait <= 0 {
+			opts.Cache.MaxWait = opts.Budget // per call: nobody waits longer for one answer
+		}
+		if opts.Cache.FetchTimeout <= 0 {
+			// A fetch may outlive the caller that started it by one budget, to warm the cache for
+			// the next review (retries included: NewRetryer backs off a quarter budget at most).
+			opts.Cache.FetchTimeout = 2 * opts.Budget
+		}
 	}
 	if opts.Metrics == nil {
 		opts.Metrics, _ = NewMetrics(nil)
@@ -85,14 +107,28 @@ func New(opts Options) (*Provider, error) {
 // Close stops the fetches in flight and waits for them.
 func (p *Provider) Close() { p.cache.Close() }
 
+// AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
+// an evaluation's questions ahead, several at a time, and the rules then meet cached answers. In a
+// facts.AtHandOnly context every question is answered from the cache or not at all.
+func (p *Provider) AskAhead() bool { return true }
+
 // lookup answers one question through the cache: key identifies it, action is the IAM action of the
 // call (for metrics and reasons), fact the fact it serves. A stale answer is noted in ctx.
 func lookup[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, fetch func(context.Context) (T, bool, error)) (T, error) {
 	return lookupWithin(ctx, p, fact, action, key, 0, fetch)
 }
 
-// lookupWithin is lookup for an answer no older than maxAge (0: any unexpired answer).
+// lookupWithin is lookup for an answer no older than maxAge (0: any unexpired answer). In a
+// facts.AtHandOnly context it answers from the cache only, and asks nothing.
 func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, maxAge time.Duration, fetch func(context.Context) (T, bool, error)) (T, error) {
+	var zero T
+	if facts.OnlyAtHand(ctx) {
+		l, ok, err := p.cache.Cached(action+" "+key, maxAge)
+		if !ok {
+			return zero, facts.NotAtHand(ctx, fact)
+		}
+		return answer[T](ctx, p, fact, action, key, l, err)
+	}
 	l, err := p.cache.GetWithin(ctx, action+" "+key, maxAge, func(fctx context.Context) (cache.Answer[any], error) {
 		v, negative, err := fetch(fctx)
 		var ce *CallError
@@ -101,10 +137,20 @@ func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, acti
 			return cache.Answer[any]{}, err // already worded
 		}
 		if err != nil {
-			return cache.Answer[any]{}, &CallError{Action: action, Outcome: classify(err), Err: err}
+			ce := &CallError{Action: action, Outcome: classify(err), Err: err}
+			if ce.Outcome == OutcomeTimeout {
+				ce.Budget = p.opts.Budget // the call ran out of its (detached) time: worded as a late answer
+			}
+			return cache.Answer[any]{}, ce
 		}
 		return cache.Answer[any]{Value: v, Negative: negative}, nil
 	})
+	return answer[T](ctx, p, fact, action, key, l, err)
+}
+
+// answer turns a cache lookup into lookup's answer: counted, an error worded as an unknown fact, a
+// stale answer noted in ctx.
+func answer[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, l cache.Lookup[any], err error) (T, error) {
 	p.opts.Metrics.lookup(string(fact), l.Result)
 	var zero T
 	if err != nil {
@@ -117,12 +163,18 @@ func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, acti
 	return v, nil
 }
 
-// late words a cache.LateError as a CallError naming the budget.
+// late words a cache.LateError as a CallError naming the budget, or what else ended the wait (the
+// cause the caller's context was cancelled with, such as the CLI's --deadline).
 func (p *Provider) late(action string, err error) error {
-	if errors.Is(err, cache.ErrLate) {
-		return &CallError{Action: action, Outcome: OutcomeTimeout, Budget: p.opts.Budget, Err: err}
+	if !errors.Is(err, cache.ErrLate) {
+		return err
 	}
-	return err
+	ce := &CallError{Action: action, Outcome: OutcomeTimeout, Budget: p.opts.Budget, Err: err}
+	var le *cache.LateError
+	if errors.As(err, &le) && le.Cause != nil && !errors.Is(le.Cause, context.DeadlineExceeded) && !errors.Is(le.Cause, context.Canceled) {
+		ce.Cause = le.Cause
+	}
+	return ce
 }
 
 func reasonOf(err error) string {
@@ -354,10 +406,20 @@ func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 	if p.opts.Kube == nil {
 		return nil, facts.Unknown(facts.AWSAuth, "no access to the cluster's Kubernetes API (give a kubeconfig)")
 	}
-	l, err := p.cache.Get(ctx, "kube:aws-auth", func(ctx context.Context) (cache.Answer[any], error) {
-		cm, err := p.readAWSAuth(ctx)
-		return cache.Answer[any]{Value: cm, TTL: AWSAuthTTL}, err
-	})
+	const key = "kube:aws-auth"
+	var l cache.Lookup[any]
+	var err error
+	if facts.OnlyAtHand(ctx) {
+		var ok bool
+		if l, ok, err = p.cache.Cached(key, 0); !ok {
+			return nil, facts.NotAtHand(ctx, facts.AWSAuth)
+		}
+	} else {
+		l, err = p.cache.Get(ctx, key, func(ctx context.Context) (cache.Answer[any], error) {
+			cm, err := p.readAWSAuth(ctx)
+			return cache.Answer[any]{Value: cm, TTL: AWSAuthTTL}, err
+		})
+	}
 	p.opts.Metrics.lookup(string(facts.AWSAuth), l.Result)
 	if err != nil {
 		var u *facts.UnknownError
@@ -593,11 +655,20 @@ func (p *Provider) SecurityGroups(ctx context.Context, t facts.SelectorTerm) ([]
 }
 
 // Identity returns the ARN AWS knows the caller as (STS GetCallerIdentity): the start-up check that
-// credentials work, and the principal to grant missing permissions to.
+// credentials work, and the principal to grant missing permissions to. It waits at most the budget.
 func (p *Provider) Identity(ctx context.Context) (string, error) {
+	if p.opts.Budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.opts.Budget)
+		defer cancel()
+	}
 	out, err := p.opts.Clients.STS.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
-		return "", &CallError{Action: "sts:GetCallerIdentity", Outcome: classify(err), Err: err}
+		ce := &CallError{Action: "sts:GetCallerIdentity", Outcome: classify(err), Err: err}
+		if ce.Outcome == OutcomeTimeout {
+			ce.Budget = p.opts.Budget
+		}
+		return "", ce
 	}
 	return aws.ToString(out.Arn), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,6 +242,12 @@ func TestFaults(t *testing.T) {
 		{"route tables denied", "ec2:DescribeRouteTables", fakeaws.Fault{AccessDenied: true}, askSubnets, "AWS denied ec2:DescribeRouteTables"},
 		{"own parameter denied", "ssm:GetParameter", fakeaws.Fault{AccessDenied: true}, askOwnSSM,
 			"AWS denied ssm:GetParameter (manifests/iam-policy.json grants the public /aws/service/* parameters only: add /platform/ami/golden to its ssm:GetParameter statement)"},
+		{"access entries not available", "eks:ListAccessEntries", fakeaws.Fault{Unavailable: true}, askEntries,
+			"EKS ListAccessEntries is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
+		{"roles not available", "iam:GetRole", fakeaws.Fault{Unavailable: true}, askRole,
+			"IAM GetRole is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
+		{"cluster not available", "eks:DescribeCluster", fakeaws.Fault{Unavailable: true}, askCluster,
+			"EKS DescribeCluster is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,6 +269,10 @@ func TestFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+func askEntries(ctx context.Context, p facts.Provider) error {
+	return p.Known(ctx, facts.AccessEntries)
 }
 
 func askRole(ctx context.Context, p facts.Provider) error {
@@ -302,6 +313,102 @@ func askSubnets(ctx context.Context, p facts.Provider) error {
 func askGroups(ctx context.Context, p facts.Provider) error {
 	_, err := p.SecurityGroups(ctx, facts.SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}})
 	return err
+}
+
+// TestPerCallBudget: a question waits at most aws.timeout for its answer even when its context has no
+// deadline (a CLI run), and says so; asked again while the call goes on, and once the call has run out
+// of its own time (twice the budget), it gives the same reason.
+func TestPerCallBudget(t *testing.T) {
+	const budget = 100 * time.Millisecond
+	env := livetest.Start(t, decode(t, world), livetest.Options{Budget: budget})
+	env.Fake.Inject("*", fakeaws.Fault{Latency: time.Hour})
+	for _, tc := range []struct {
+		name   string
+		ask    func(context.Context, facts.Provider) error
+		action string
+	}{
+		{"cluster", askCluster, "eks:DescribeCluster"},
+		{"role", askRole, "iam:GetRole"},
+		{"instance profile", askProfile, "iam:GetInstanceProfile"},
+		{"images", askImages, "ec2:DescribeImages"},
+		{"parameter", askSSM, "ssm:GetParameter"},
+		{"subnets", askSubnets, "ec2:DescribeSubnets"},
+		{"security groups", askGroups, "ec2:DescribeSecurityGroups"},
+		{"roles probe", func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) }, "iam:GetRole"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := "no answer from AWS within the 100ms budget (" + tc.action + ")"
+			for _, attempt := range []string{"first", "while the call goes on", "after the call gave up"} {
+				if attempt == "after the call gave up" {
+					time.Sleep(2 * budget) // the call's own time (Cache.FetchTimeout) has passed
+				}
+				done := make(chan error, 1)
+				go func() { done <- tc.ask(context.Background(), env.Provider) }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(20 * budget): // far past the budget: it was not honoured
+					t.Fatalf("%s question: no answer 20 budgets later", attempt)
+				}
+				if got := facts.Reason(err); got != want {
+					t.Errorf("%s question: reason %q, want %q", attempt, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDeadlineCause: a question cut short by its context's own cause (the CLI's --deadline) names that
+// cause, not the budget; once the context has ended, a question that is not cached asks nothing.
+func TestDeadlineCause(t *testing.T) {
+	env := livetest.Start(t, decode(t, world), livetest.Options{Budget: 5 * time.Second})
+	env.Fake.Inject("*", fakeaws.Fault{Latency: time.Hour})
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, errors.New("the run's --deadline of 50ms passed"))
+	defer cancel()
+	if err := askRole(ctx, env.Provider); facts.Reason(err) != "no answer from AWS in time (iam:GetRole): the run's --deadline of 50ms passed" {
+		t.Errorf("Role = %v; want the run's deadline as the reason", err)
+	}
+	<-ctx.Done()
+	if err := askImages(ctx, env.Provider); facts.Reason(err) != "no answer from AWS in time (ec2:DescribeImages): the run's --deadline of 50ms passed" {
+		t.Errorf("Images after the deadline = %v; want the run's deadline as the reason", err)
+	}
+	if n := env.Fake.Calls("ec2:DescribeImages"); n != 0 {
+		t.Errorf("%d DescribeImages requests after the deadline; want none", n)
+	}
+}
+
+// TestNotAvailableIsLasting: an API the endpoint does not serve is kept like a "does not exist" answer
+// (the negative TTL), not asked again after the short back-off of a passing failure.
+func TestNotAvailableIsLasting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault fakeaws.Fault
+		// calls are the GetRole requests after a question, then the same 10 s later (past the error
+		// back-off), then 40 s later (past the negative TTL).
+		calls [3]int
+	}{
+		{"not available", fakeaws.Fault{Unavailable: true}, [3]int{1, 1, 2}},
+		{"server error", fakeaws.Fault{Status: 503}, [3]int{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			var mu sync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			env := livetest.Start(t, decode(t, world), livetest.Options{Cache: cache.Options{NegativeTTL: 30 * time.Second, ErrorBackoff: 5 * time.Second, Now: clock}})
+			env.Fake.Inject("iam:GetRole", tc.fault)
+			for i, wait := range []time.Duration{0, 10 * time.Second, 30 * time.Second} {
+				mu.Lock()
+				now = now.Add(wait)
+				mu.Unlock()
+				if err := askRole(context.Background(), env.Provider); !facts.IsUnknown(err) {
+					t.Fatalf("question %d: %v; want unknown", i, err)
+				}
+				if n := env.Fake.Calls("iam:GetRole"); n != tc.calls[i] {
+					t.Errorf("after question %d: %d GetRole requests, want %d", i, n, tc.calls[i])
+				}
+			}
+		})
+	}
 }
 
 // TestThrottlingStormRetriesBriefly: under throttling the retryer makes its three attempts with short

@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on; port 0 picks a free port")
 	quiet := fs.Bool("quiet", false, "do not log requests on stderr")
 	var faults faultFlags
-	fs.Var(&faults, "fault", "inject a fault, op=kind[:arg][,kind[:arg]…]; kinds: latency:DURATION, hang, throttle, denied, status:CODE, malformed, count:N, after:N; op: service:Operation, service:* or * (repeatable)")
+	fs.Var(&faults, "fault", "inject a fault, op=kind[:arg][,kind[:arg]…]; kinds: latency:DURATION, hang, throttle, denied, status:CODE, unavailable, malformed, count:N, after:N; op: service:Operation, service:* or * (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fakeaws --facts FILE [--addr HOST:PORT] [--fault op=kind[:arg]]... [--quiet]")
 		fmt.Fprintln(stderr, "Serves a ClusterFacts snapshot over the AWS wire protocols of EKS, IAM, STS, EC2 and SSM.")
