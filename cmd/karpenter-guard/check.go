@@ -53,6 +53,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	f.Int64Var(&o.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest input file in bytes")
 	f.BoolVar(&o.live, "live", false, "ask AWS and the cluster for facts (needs --cluster-name and AWS credentials)")
 	o.liveOpts.addFlags(f)
+	o.liveOpts.addDeadlineFlag(f)
 	return cmd
 }
 
@@ -81,6 +82,10 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		return fmt.Errorf("--live and --facts exclude each other: live facts come from AWS, --facts from a snapshot")
 	}
 	if o.live {
+		// The questions to AWS and the cluster share --deadline; reading and writing files do not.
+		liveCtx, cancel := o.liveOpts.withDeadline(ctx)
+		defer cancel()
+		ev.ctx = liveCtx
 		var kube client.Reader
 		server := ""
 		if c, rc, err := o.liveOpts.kubeClient(); err != nil {
@@ -88,7 +93,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		} else {
 			kube, server = c, rc.Host
 		}
-		p, err := o.liveOpts.provider(ctx, cfg, kube, server, stderr)
+		p, err := o.liveOpts.provider(liveCtx, cfg, kube, server, stderr)
 		if err != nil {
 			return err
 		}
@@ -180,7 +185,7 @@ func writeFile(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("write fix: %w", err)
 	}
-	if err := os.WriteFile(path, data, info.Mode().Perm()); err != nil {
+	if err := fix.WriteFile(path, data, info.Mode().Perm()); err != nil {
 		return fmt.Errorf("write fix to %s: %w", path, err)
 	}
 	return nil

@@ -39,7 +39,9 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 			"as a ClusterFacts snapshot on standard output. `check --facts` and a cluster-facts.yaml beside\n" +
 			"the manifests then reproduce the same verdicts with no credentials, in CI.\n\n" +
 			"The snapshot holds what those objects use (their roles, images, subnets), not the whole\n" +
-			"account: export again when the manifests start using other roles or selectors.",
+			"account: export again when the manifests start using other roles or selectors.\n\n" +
+			"Independent questions are asked together; each AWS call waits at most aws.timeout, and the\n" +
+			"whole export at most --deadline. When the cluster cannot be described nothing else is asked.",
 		Example: "  karpenter-guard facts export --cluster-name prod-eks --region us-east-1 > cluster-facts.yaml\n" +
 			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ > gitops/prod/cluster-facts.yaml",
 		Args: cobra.NoArgs,
@@ -48,6 +50,7 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	o.live.addFlags(export.Flags())
+	o.live.addDeadlineFlag(export.Flags())
 	export.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "export for these manifests instead of the cluster's objects (file, directory or -)")
 	export.Flags().BoolVar(&o.partial, "partial", false, "when some lookups fail, write the snapshot with their sections left out (unknown) instead of failing")
 	cmd.AddCommand(export)
@@ -55,6 +58,11 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 }
 
 func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exportOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := o.live.withDeadline(ctx)
+	defer cancel()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	cat, cfg, err := g.catalog()
 	if err != nil {
@@ -108,16 +116,29 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 }
 
 // exportSnapshot asks p every question the rules ask about set, through a recorder, and returns the
-// answers and the sections it could not write whole, which the snapshot leaves out (unknown).
+// answers and the sections it could not write whole, which the snapshot leaves out (unknown). The
+// cluster is asked first: a snapshot cannot be written without it, so when it cannot be described
+// nothing else is asked. The other questions are asked together (facts.Ask, alongside the engine's
+// asking ahead: at most twice facts.AskLimit at once), each within aws.timeout.
 func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, set *manifest.Set) (*facts.ClusterFacts, []facts.Gap, error) {
 	rec := facts.NewRecorder(p)
+	if _, err := rec.Cluster(ctx); err != nil {
+		return nil, nil, fmt.Errorf("could not describe the cluster, so nothing else was asked: %s", facts.Reason(err))
+	}
 	// The sections every rule could need, asked even when no object leads a rule to them, so that
 	// the snapshot knows what the account can tell (an empty list of access entries is an answer).
+	var sections []func(context.Context)
 	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
 		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
-		_ = rec.Known(ctx, f)
+		sections = append(sections, func(ctx context.Context) { _ = rec.Known(ctx, f) })
 	}
+	asked := make(chan struct{})
+	go func() { // alongside the rules' questions, not before them: most are the same questions
+		defer close(asked)
+		facts.Ask(ctx, facts.AskLimit, sections...)
+	}()
 	cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: rec, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+	<-asked
 	snap, gaps := rec.Snapshot(), rec.Gaps()
 	if snap.Cluster == nil {
 		for _, g := range gaps {

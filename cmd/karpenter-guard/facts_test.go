@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/facts"
 )
 
 type jsonReport struct {
@@ -158,5 +163,69 @@ func TestFactsInInput(t *testing.T) {
 	code, out, _ = cli(t, string(facts)+"---\n"+string(manifests)+"---\n"+string(awsAuth), "check", "-f", "-", "-o", "json")
 	if r = decodeReport(t, out); code != 1 || !rulesFired(r)["default/node-role-not-authorized"] {
 		t.Fatalf("stdin with facts: exit %d %v", code, rulesFired(r))
+	}
+}
+
+// TestFactsExportStopsAtTheCluster: a snapshot needs its cluster, so when the cluster cannot be
+// described (a closed port, a failing EKS) the export fails at once with the cluster's reason and asks
+// nothing else.
+func TestFactsExportStopsAtTheCluster(t *testing.T) {
+	inRepoRoot(t)
+	const dir = "examples/production"
+	t.Run("closed port", func(t *testing.T) {
+		awsEnv(t)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := "http://" + l.Addr().String()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		code, out, stderr := cli(t, "", "facts", "export", "-f", dir, "--cluster-name", "prod-eks", "--region", "us-east-1", "--aws-endpoint-url", closed)
+		t.Logf("facts export against a closed port: %v", time.Since(start).Round(10*time.Millisecond))
+		if code != 2 || out != "" || !strings.Contains(stderr, "could not describe the cluster, so nothing else was asked: eks:DescribeCluster failed (") ||
+			!strings.Contains(stderr, "connection refused") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the cluster's reason", code, out, stderr)
+		}
+	})
+	t.Run("EKS failing", func(t *testing.T) {
+		awsEnv(t)
+		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+		srv.Inject("eks:DescribeCluster", fakeaws.Fault{Status: 503})
+		code, out, stderr := cli(t, "", append([]string{"facts", "export", "-f", dir}, flags[1:]...)...)
+		if code != 2 || out != "" || !strings.Contains(stderr, "could not describe the cluster, so nothing else was asked: eks:DescribeCluster failed (ServiceUnavailableException") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the cluster's reason", code, out, stderr)
+		}
+		if all, cluster, id := srv.Calls("*"), srv.Calls("eks:DescribeCluster"), srv.Calls("sts:GetCallerIdentity"); all != cluster+id {
+			t.Errorf("%d AWS requests, %d of them neither DescribeCluster (%d) nor the identity check (%d): the export went on without a cluster", all, all-cluster-id, cluster, id)
+		}
+	})
+}
+
+// TestFactsExportNotAvailable: an endpoint that does not serve an API (an emulator without EKS access
+// entries) leaves that section unknown for a lasting reason that names the API and the endpoint, as a
+// note: the export succeeds, and does not say to export again.
+func TestFactsExportNotAvailable(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	const dir = "examples/production"
+	srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+	srv.Inject("eks:ListAccessEntries", fakeaws.Fault{Unavailable: true})
+	code, out, stderr := cli(t, "", append([]string{"facts", "export", "-f", dir}, flags[1:]...)...)
+	if code != 0 || !strings.Contains(stderr, "note: accessEntries left unknown: EKS ListAccessEntries is not available at this endpoint (HTTP 404 from 127.0.0.1:") ||
+		strings.Contains(stderr, "export again") {
+		t.Fatalf("exit %d, stderr %q; want 0 and a note naming the API", code, stderr)
+	}
+	cf, err := facts.DecodeSnapshotFile([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.AccessEntries != nil || cf.Cluster == nil || cf.Roles == nil {
+		t.Errorf("accessEntries %v (want unknown), cluster %v, roles %v (want known)", cf.AccessEntries, cf.Cluster, cf.Roles)
+	}
+	if n := srv.Calls("eks:ListAccessEntries"); n != 1 {
+		t.Errorf("eks:ListAccessEntries asked %d times; an API the endpoint lacks is asked once", n)
 	}
 }

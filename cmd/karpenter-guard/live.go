@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,7 +29,13 @@ type liveOptions struct {
 	endpointURL string
 	kubeconfig  string
 	kubeContext string
+	// deadline bounds a one-shot run's questions in all (addDeadlineFlag).
+	deadline time.Duration
 }
+
+// defaultDeadline is --deadline's default: a slow or unreachable AWS costs a CI job half a minute at
+// most, while a healthy account answers a large run's questions well within it.
+const defaultDeadline = 30 * time.Second
 
 func (o *liveOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.clusterName, "cluster-name", "", "EKS cluster name (as in `aws eks list-clusters`)")
@@ -36,6 +43,22 @@ func (o *liveOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.endpointURL, "aws-endpoint-url", "", "base URL for every AWS API (a VPC endpoint or a test fake); AWS_ENDPOINT_URL_<SERVICE> also work")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster's aws-auth ConfigMap (default: KUBECONFIG, ~/.kube/config, in-cluster)")
 	f.StringVar(&o.kubeContext, "context", "", "kubeconfig context")
+}
+
+// addDeadlineFlag adds --deadline, for the commands that ask AWS once and end (check --live, facts
+// export); serve and audit run on, each review or audit bounded by aws.timeout.
+func (o *liveOptions) addDeadlineFlag(f *pflag.FlagSet) {
+	f.DurationVar(&o.deadline, "deadline", defaultDeadline, "with live facts, the longest the run waits for AWS and the cluster in all (0: no limit); "+
+		"each AWS call waits at most aws.timeout, and what has no answer by then is reported unknown, with the reason")
+}
+
+// withDeadline returns ctx bounded by --deadline, cancelled with a cause that the reasons of the questions
+// it cuts short name ("the run's --deadline of 30s passed").
+func (o *liveOptions) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.deadline <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, o.deadline, fmt.Errorf("the run's --deadline of %v passed", o.deadline))
 }
 
 // restConfig loads the kubeconfig (explicit, KUBECONFIG, ~/.kube/config, else in-cluster).
@@ -112,21 +135,21 @@ func (o *liveOptions) newProvider(ctx context.Context, cfg *config.Config, kube 
 }
 
 // preflight fails fast on what no check can survive: credentials that do not work and a cluster that
-// does not exist.
+// does not exist. The two questions are asked together, each within aws.timeout; the cluster's answer
+// (or failure) stays in the provider's cache for the checks.
 func preflight(ctx context.Context, p *live.Provider) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if _, err := p.Identity(ctx); err != nil {
-		var ce *live.CallError
-		if errors.As(err, &ce) && ce.Outcome == live.OutcomeCredentials {
-			return fmt.Errorf("%s: %v", ce.Reason(), ce.Err)
-		}
+	var idErr, clusterErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, idErr = p.Identity(ctx) })
+	wg.Go(func() { _, clusterErr = p.Cluster(ctx) })
+	wg.Wait()
+	var ce *live.CallError
+	if errors.As(idErr, &ce) && ce.Outcome == live.OutcomeCredentials {
+		return fmt.Errorf("%s: %v", ce.Reason(), ce.Err)
 	}
-	if _, err := p.Cluster(ctx); err != nil {
-		var nf *live.ClusterNotFoundError
-		if errors.As(err, &nf) {
-			return nf
-		}
+	var nf *live.ClusterNotFoundError
+	if errors.As(clusterErr, &nf) {
+		return nf
 	}
 	return nil
 }

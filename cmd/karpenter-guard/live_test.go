@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -294,4 +295,117 @@ func TestFactsExportFailedLookups(t *testing.T) {
 			t.Errorf("ssmParameters should be unknown: %v", err)
 		}
 	})
+}
+
+// oneClass copies the production EC2NodeClass alone into a new directory (no ClusterFacts beside it)
+// and writes a GuardConfig with the given aws section into another; it returns both paths.
+func oneClass(t *testing.T, awsSection string) (dir, cfg string) {
+	t.Helper()
+	data, err := os.ReadFile("examples/production/ec2nodeclass.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	writeTemp(t, dir, "ec2nodeclass.yaml", string(data))
+	cfg = writeTemp(t, t.TempDir(), "config.yaml", "apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\naws:\n"+awsSection)
+	return dir, cfg
+}
+
+// notEvaluated maps each rule not evaluated to its reason.
+func notEvaluated(r jsonReport) map[string]string {
+	m := map[string]string{}
+	for _, n := range r.NotEvaluated {
+		m[n.Rule] = n.Reason
+	}
+	return m
+}
+
+// TestLiveSlowAWS: with AWS answering every call after 5 s and aws.timeout 1s, `check --live` on one
+// EC2NodeClass waits for no call longer than its budget, asks its questions together, and reports
+// every rule that needs AWS not evaluated, saying the budget ran out: the rules of a run without
+// facts, with the same exit status (the static rules still decide it). --deadline bounds the run
+// the same way, naming itself, and nothing is asked after it.
+func TestLiveSlowAWS(t *testing.T) {
+	inRepoRoot(t)
+	for _, tc := range []struct {
+		name string
+		aws  string
+		args []string
+		// reason is what every rule needing AWS is not evaluated for.
+		reason string
+	}{
+		{"aws.timeout", "  timeout: 1s\n", nil, "no answer from AWS within the 1s budget ("},
+		{"--deadline", "  timeout: 10s\n", []string{"--deadline", "1s"}, "the run's --deadline of 1s passed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			awsEnv(t)
+			dir, cfg := oneClass(t, tc.aws)
+			srv, flags := fakeFor(t, "examples/production/cluster-facts.yaml")
+			srv.Inject("*", fakeaws.Fault{Latency: 5 * time.Second})
+			start := time.Now()
+			code, out, stderr := cli(t, "", append(append([]string{"--config", cfg, "check", "-f", dir, "-o", "json"}, flags...), tc.args...)...)
+			t.Logf("check --live, every AWS call answering after 5s (%s): %v, %d AWS requests", tc.name, time.Since(start).Round(10*time.Millisecond), srv.Calls("*"))
+			baseCode, baseOut, _ := cli(t, "", "--config", cfg, "check", "-f", dir, "-o", "json")
+			if code != baseCode {
+				t.Errorf("exit %d, want %d as without facts; stderr %s", code, baseCode, stderr)
+			}
+			got, want := notEvaluated(decodeReport(t, out)), notEvaluated(decodeReport(t, baseOut))
+			if len(want) == 0 {
+				t.Fatal("no rule needs facts")
+			}
+			for rule, reason := range got {
+				if _, ok := want[rule]; !ok {
+					t.Errorf("%s not evaluated (%s); it runs without facts", rule, reason)
+				}
+				if !strings.Contains(reason, tc.reason) {
+					t.Errorf("%s not evaluated because %q; want %q", rule, reason, tc.reason)
+				}
+			}
+			for rule := range want {
+				if _, ok := got[rule]; !ok {
+					t.Errorf("%s was evaluated with every AWS call late", rule)
+				}
+			}
+			if tc.name == "--deadline" {
+				// The preflight asked the caller's identity and the cluster; past the deadline, nothing.
+				if n, pre := srv.Calls("*"), srv.Calls("sts:GetCallerIdentity")+srv.Calls("eks:DescribeCluster"); n != pre {
+					t.Errorf("%d AWS requests, %d of them after the preflight; want none after the deadline", n, n-pre)
+				}
+			}
+		})
+	}
+}
+
+// TestLiveClusterUnavailable: an endpoint without EKS DescribeCluster (an emulator) is "not available
+// here", a lasting reason given once for every rule that needs the cluster; nothing that depends on the
+// cluster (access entries, the alias's parameters) is asked, and the rules that do not need it run.
+func TestLiveClusterUnavailable(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	const dir = "examples/production"
+	srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+	srv.Inject("eks:DescribeCluster", fakeaws.Fault{Unavailable: true})
+	code, out, stderr := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
+	const reason = "EKS DescribeCluster is not available at this endpoint (HTTP 404 from 127.0.0.1:"
+	if code != 0 || strings.Count(out, "Not evaluated because ") != 1 || !strings.Contains(out, "Not evaluated because "+reason) {
+		t.Errorf("exit %d, stderr %q; want 0 and one cause of rules not evaluated, the cluster's:\n%s", code, stderr, out)
+	}
+	for _, op := range []string{"eks:ListAccessEntries", "eks:DescribeAccessEntry", "ssm:GetParameter"} {
+		if n := srv.Calls(op); n != 0 {
+			t.Errorf("%s asked %d times without a cluster", op, n)
+		}
+	}
+	if n := srv.Calls("eks:DescribeCluster"); n != 1 {
+		t.Errorf("eks:DescribeCluster asked %d times; a missing API is not asked again", n)
+	}
+	_, js, _ := cli(t, "", append([]string{"check", "-f", dir, "-o", "json"}, flags...)...)
+	skipped := notEvaluated(decodeReport(t, js))
+	for _, rule := range []string{"node-role-not-found", "subnet-public", "security-group-selector-no-match"} {
+		if _, ok := skipped[rule]; ok {
+			t.Errorf("%s does not need the cluster, yet was not evaluated", rule)
+		}
+	}
+	if _, ok := skipped["node-role-not-authorized"]; !ok {
+		t.Errorf("node-role-not-authorized was evaluated without the cluster: %v", skipped)
+	}
 }
