@@ -1,5 +1,5 @@
 // Package report renders the outcome of a check or audit as text for people, JSON for tools and SARIF
-// for code scanning. The JSON shape is a public contract (interfaces.md): add fields, never rename them.
+// for code scanning. The JSON shape is a public contract: add fields, never rename them.
 package report
 
 import (

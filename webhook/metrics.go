@@ -14,7 +14,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// Metrics are the webhook's Prometheus metrics (interfaces.md): requests by decision, their duration,
+// Metrics are the webhook's Prometheus metrics: requests by decision, their duration,
 // and findings by rule and the action taken.
 type Metrics struct {
 	requests *prometheus.CounterVec

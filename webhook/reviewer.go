@@ -226,7 +226,7 @@ func (r *Reviewer) unread(rv *review) admission.Response {
 	refuse := rv.changesSpec()
 	if r.Config.Mode == config.ModeEnforce && refuse {
 		return admission.Denied(fmt.Sprintf("karpenter-guard: %s denied: %s\n"+
-			"  fix: correct the field; if the Karpenter CRDs accept it, this karpenter-guard is older than them: upgrade it (or set mode: warn until then)", rv.ref(), what))
+			"  fix: correct the field; if the Karpenter CRDs accept it, this karpenter-guard is older than them: upgrade it (or switch to mode warn, components/mode-warn, until then)", rv.ref(), what))
 	}
 	resp := admission.Allowed("")
 	if r.Config.Mode != config.ModeDryRun {

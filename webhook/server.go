@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// Paths the webhook serves (interfaces.md).
+// Paths the webhook serves.
 const (
 	ValidatePath = "/validate"
 	MutatePath   = "/mutate"

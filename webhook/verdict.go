@@ -15,7 +15,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// Limits of what the API server and its clients show (interfaces.md).
+// Limits of what the API server and its clients show.
 const (
 	maxMessage    = 4096 // a denial message
 	maxWarning    = 255  // one warning (kubectl prints each as a line)

@@ -67,7 +67,7 @@ func TestProductionExampleIsClean(t *testing.T) {
 	}
 }
 
-// TestJSONContract decodes the JSON output strictly into the documented shape (interfaces.md), so a
+// TestJSONContract decodes the JSON output strictly into the documented shape, so a
 // renamed or retyped field fails here before it breaks a user's pipeline.
 func TestJSONContract(t *testing.T) {
 	inRepoRoot(t)

@@ -13,7 +13,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 )
 
-// Metrics are the live provider's Prometheus metrics (interfaces.md): every HTTP request to AWS, its
+// Metrics are the live provider's Prometheus metrics: every HTTP request to AWS, its
 // duration, and every cache lookup.
 type Metrics struct {
 	requests *prometheus.CounterVec
