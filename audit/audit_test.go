@@ -473,6 +473,14 @@ func TestReportWriter(t *testing.T) {
 			ok:   4 + 3, // the reports and the stale ones
 		},
 		{
+			name: "an aws-auth chunk left after a gap is deleted too",
+			existing: []client.Object{
+				storedReport(pr, "kube-system", "karpenter-guard-aws-auth-3", ourLabel),
+			},
+			gone: []string{pr + "/kube-system/karpenter-guard-aws-auth-3"},
+			ok:   4 + 1,
+		},
+		{
 			name:     "listed by label",
 			existing: []client.Object{storedReport(cpr, "", "kyverno-cluster", kyverno)},
 			funcs: interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {

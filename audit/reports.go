@@ -298,27 +298,23 @@ type ReportWriter struct {
 }
 
 // Write creates or updates each report whole, then deletes karpenter-guard's reports no longer
-// needed (a cluster report past the new last one), so that a fixed object's results disappear. One
+// needed (a report past the new last one of its kind), so that a fixed object's results disappear. One
 // report that cannot be written does not keep the others from being written: every write is
 // attempted, and the error joins each failure, naming the report. A cluster without the report CRDs,
 // or RBAC that does not allow writing them, is an error that says so.
 func (w *ReportWriter) Write(ctx context.Context, reports []*Report) error {
 	var errs []error
 	keep := map[string]bool{}
-	awsAuth := 0 // the aws-auth PolicyReports written
 	for _, r := range reports {
 		keep[reportKey(r.Kind, r.Namespace, r.Name)] = true
-		if r.Kind == PolicyReportGVK.Kind && r.Namespace == objects.AWSAuthNamespace {
-			awsAuth++
-		}
 		if err := w.put(ctx, r); err != nil {
 			errs = append(errs, w.failed(err, r.Kind, r.Namespace, r.Name))
 			continue
 		}
 		w.count(nil)
 	}
-	errs = append(errs, w.deleteStaleClusterReports(ctx, keep)...)
-	errs = append(errs, w.deleteStaleAWSAuthReports(ctx, awsAuth)...)
+	errs = append(errs, w.deleteStale(ctx, ClusterPolicyReportGVK, "", keep)...)
+	errs = append(errs, w.deleteStale(ctx, PolicyReportGVK, objects.AWSAuthNamespace, keep)...)
 	return errors.Join(errs...)
 }
 
@@ -370,53 +366,25 @@ func (w *ReportWriter) put(ctx context.Context, r *Report) error {
 	return nil
 }
 
-// deleteStaleClusterReports deletes the ClusterPolicyReports carrying our label that are not in keep.
-func (w *ReportWriter) deleteStaleClusterReports(ctx context.Context, keep map[string]bool) []error {
+// deleteStale deletes karpenter-guard's reports of one kind (in namespace, "" for cluster-scoped ones)
+// that this run did not write: listed by karpenter-guard's label, so another tool's reports are never
+// touched, and all of them, so a chunk left by an earlier failure goes on the next run.
+func (w *ReportWriter) deleteStale(ctx context.Context, gvk schema.GroupVersionKind, namespace string, keep map[string]bool) []error {
 	old := &unstructured.UnstructuredList{}
-	old.SetGroupVersionKind(ClusterPolicyReportGVK.GroupVersion().WithKind(ClusterPolicyReportGVK.Kind + "List"))
-	if err := w.Client.List(ctx, old, client.MatchingLabels{ManagedByLabel: ManagedBy}); err != nil {
-		err = reportError("list", ClusterPolicyReportGVK.Kind+"s", "", "", err)
+	old.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := w.Client.List(ctx, old, client.InNamespace(namespace), client.MatchingLabels{ManagedByLabel: ManagedBy}); err != nil {
+		err = reportError("list", gvk.Kind+"s", namespace, "", err)
 		w.Log.Error(err, "stale policy reports not deleted")
 		return []error{err}
 	}
 	var errs []error
 	for i := range old.Items {
 		u := &old.Items[i]
-		if keep[reportKey(ClusterPolicyReportGVK.Kind, "", u.GetName())] || !ours(u) {
+		if keep[reportKey(gvk.Kind, namespace, u.GetName())] || !ours(u) {
 			continue
 		}
 		if err := w.delete(ctx, u); err != nil {
-			errs = append(errs, w.failed(err, ClusterPolicyReportGVK.Kind, "", u.GetName()))
-		}
-	}
-	return errs
-}
-
-// deleteStaleAWSAuthReports deletes karpenter-guard's aws-auth PolicyReports past the written ones
-// (karpenter-guard-aws-auth, -2, -3, …: from the name after the last written) up to the first name that
-// does not exist, leaving any that is not ours. They are read by name rather than listed: the aws-auth
-// report is the only namespaced one, its chunks are named in sequence, and karpenter-guard's RBAC in
-// kube-system does not include list.
-func (w *ReportWriter) deleteStaleAWSAuthReports(ctx context.Context, written int) []error {
-	const namespace = objects.AWSAuthNamespace
-	var errs []error
-	// A bound never reached (a thousand chunks would hold half a million results on one ConfigMap),
-	// so that a reader that finds every name cannot keep the loop going.
-	for i := written; i < written+1000; i++ {
-		name := chunkName(AWSAuthReportName, i)
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(PolicyReportGVK)
-		err := w.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u)
-		switch {
-		case apierrors.IsNotFound(err):
-			return errs
-		case err != nil:
-			return append(errs, w.failed(reportError("get", PolicyReportGVK.Kind, namespace, name, err), PolicyReportGVK.Kind, namespace, name))
-		case !ours(u):
-			continue
-		}
-		if err := w.delete(ctx, u); err != nil {
-			errs = append(errs, w.failed(err, PolicyReportGVK.Kind, namespace, name))
+			errs = append(errs, w.failed(err, gvk.Kind, namespace, u.GetName()))
 		}
 	}
 	return errs
