@@ -12,7 +12,8 @@ import (
 // system), which gets mode perm exactly (not reduced by the umask: the mode of the file it replaces),
 // is synced to disk, and is renamed over path. An interrupted run leaves the old file or the new one,
 // never a truncated manifest; on an error the temporary file is removed. A symbolic link at path is
-// kept: the file it points to is replaced. The new file belongs to the user who writes it.
+// kept: the file it points to is replaced (a link to nothing is replaced by a file). The new file
+// belongs to the user who writes it.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	target, err := filepath.EvalSymlinks(path)
 	switch {
