@@ -382,6 +382,9 @@ func TestReportsWriteFailure(t *testing.T) {
 		if run.code != 2 || !strings.Contains(run.stderr, refused) || !strings.Contains(run.stderr, "delete or rename it") {
 			t.Errorf("audit --write-reports: exit %d, want 2 and %q\n%s", run.code, refused, run.stderr)
 		}
+		if !strings.Contains(run.stdout, `"findings"`) || !strings.Contains(run.stdout, `"summary"`) {
+			t.Errorf("a report that could not be written hid the audit's findings: stdout %.300q", run.stdout)
+		}
 		reps := ourClusterReports(t)
 		if got := names(reps); len(got) == 0 || got[0] != "karpenter-guard" || slices.Contains(got, "karpenter-guard-2") {
 			t.Errorf("our cluster reports %q, want karpenter-guard (written despite the refusal of karpenter-guard-2)", got)

@@ -19,6 +19,7 @@ type auditOptions struct {
 	live         liveOptions
 	factsFile    string
 	writeReports bool
+	mode         string
 }
 
 func newAuditCommand(g *globalOptions) *cobra.Command {
@@ -41,6 +42,7 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 	o.live.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot to use instead of AWS")
 	cmd.Flags().BoolVar(&o.writeReports, "write-reports", false, "write the wgpolicyk8s.io/v1alpha2 policy reports")
+	cmd.Flags().StringVar(&o.mode, "mode", "", "the webhook's mode (enforce, warn or dry-run), which the reports record: in dry-run they mark what enforcement would deny; give the in-cluster webhook's when you write its reports (default: the GuardConfig's)")
 	return cmd
 }
 
@@ -48,6 +50,9 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	cat, cfg, err := g.catalog()
 	if err != nil {
+		return err
+	}
+	if err := applyMode(cfg, o.mode, g.configFile); err != nil {
 		return err
 	}
 	kube, rc, err := o.live.kubeClient()
@@ -80,14 +85,15 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 	progress.done()
 	set := &manifest.Set{Errors: outcome.Problems}
 	rep := report.New(outcome.Result, set)
+	// The findings are printed first: a report that cannot be written hides none of them.
+	if err := write(stdout, rep, g, cat); err != nil {
+		return err
+	}
 	if o.writeReports {
 		if err := audit.WriteReports(ctx, kube, audit.Reports(outcome, cfg.Mode, time.Now())); err != nil {
 			return err
 		}
 		fmt.Fprintln(stderr, "reports written: kubectl get clusterpolicyreports,policyreports -A -l app.kubernetes.io/managed-by=karpenter-guard")
-	}
-	if err := write(stdout, rep, g, cat); err != nil {
-		return err
 	}
 	if code := rep.ExitCode(); code != 0 {
 		return exitError{code}

@@ -244,17 +244,8 @@ const minTimeoutMargin = time.Second
 // timeout for the webhook (past it, the API server gives up first and applies the failure policy, and
 // the review's verdict, warnings and "not verified" notes are lost).
 func (o *serveOptions) settle(cfg *config.Config, configFile string) error {
-	if o.mode != "" {
-		mode := config.Mode(o.mode)
-		switch mode {
-		case config.ModeEnforce, config.ModeWarn, config.ModeDryRun:
-		default:
-			return fmt.Errorf("--mode %q: expected enforce, warn or dry-run", o.mode)
-		}
-		if cfg.ModeSet && cfg.Mode != mode {
-			return fmt.Errorf("--mode %s contradicts mode: %s in %s: set the mode in one place (with the mode components of the deployment, remove mode from the GuardConfig)", mode, cfg.Mode, configFile)
-		}
-		cfg.Mode = mode
+	if err := applyMode(cfg, o.mode, configFile); err != nil {
+		return err
 	}
 	if o.webhookTimeout <= 0 {
 		return fmt.Errorf("--webhook-timeout %v: give the webhook configurations' timeoutSeconds", o.webhookTimeout)
@@ -264,6 +255,25 @@ func (o *serveOptions) settle(cfg *config.Config, configFile string) error {
 			"the API server would give up on reviews waiting for AWS; set aws.timeout to at most %v, or raise timeoutSeconds (at most 30) and --webhook-timeout together",
 			budget, minTimeoutMargin, o.webhookTimeout, o.webhookTimeout-minTimeoutMargin)
 	}
+	return nil
+}
+
+// applyMode sets cfg's mode from a --mode flag ("": the GuardConfig's). A flag that contradicts a mode
+// the GuardConfig sets is an error, not a silent override.
+func applyMode(cfg *config.Config, flag, configFile string) error {
+	if flag == "" {
+		return nil
+	}
+	mode := config.Mode(flag)
+	switch mode {
+	case config.ModeEnforce, config.ModeWarn, config.ModeDryRun:
+	default:
+		return fmt.Errorf("--mode %q: expected enforce, warn or dry-run", flag)
+	}
+	if cfg.ModeSet && cfg.Mode != mode {
+		return fmt.Errorf("--mode %s contradicts mode: %s in %s: set the mode in one place (with the mode components of the deployment, remove mode from the GuardConfig)", mode, cfg.Mode, configFile)
+	}
+	cfg.Mode = mode
 	return nil
 }
 

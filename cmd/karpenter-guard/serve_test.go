@@ -14,7 +14,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// TestServeRefusesSettingsThatCannotWork: serve stops at start-up, before it listens or reads the
+// TestServeRefusesSettingsThatCannotWork: serve (and audit, for --mode) stops at start-up, before it listens or reads the
 // cluster, on a --mode the GuardConfig contradicts and on an aws.timeout the API server would cut off,
 // saying what to change.
 func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
@@ -40,9 +40,16 @@ func TestServeRefusesSettingsThatCannotWork(t *testing.T) {
 			"aws.timeout 4.5s leaves less than 1s under the webhook's timeoutSeconds (5s, --webhook-timeout): the API server would give up on reviews waiting for AWS; set aws.timeout to at most 4s"},
 		{"aws.timeout past a shorter timeoutSeconds", []string{"--webhook-timeout", "2s"},
 			"aws.timeout 2s leaves less than 1s under the webhook's timeoutSeconds (2s, --webhook-timeout)"},
+		{"audit: a --mode the file contradicts", []string{"audit", "--config", dryRun, "--mode", "warn"},
+			"--mode warn contradicts mode: dry-run in " + dryRun},
+		{"audit: an unknown --mode", []string{"audit", "--mode", "off"}, `--mode "off": expected enforce, warn or dry-run`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := cli(t, "", append([]string{"serve", "--facts", "does-not-matter.yaml"}, tc.args...)...)
+			args := append([]string{"serve", "--facts", "does-not-matter.yaml"}, tc.args...)
+			if tc.args[0] == "audit" {
+				args = append([]string{"audit", "--kubeconfig", "/dev/null"}, tc.args[1:]...)
+			}
+			code, _, stderr := cli(t, "", args...)
 			if code != 2 || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
