@@ -32,7 +32,7 @@ func FuzzReview(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"","version":"v1","kind":"ConfigMap"},"namespace":"kube-system","name":"aws-auth","operation":"UPDATE","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":"- rolearn: x"}},"oldObject":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":{"mapRoles":"[["}}}}`))
 	f.Add([]byte(`{"request":{"kind":{"group":"karpenter.sh","version":"v1","kind":"NodePool"},"operation":"CREATE","object":{"kind":"NodePool","apiVersion":"karpenter.sh/v1","metadata":{"name":"a"},"spec":7}}}`))
-	// Objects it cannot read, an object being deleted: the paths that never refuse.
+	// The paths of objects it cannot read, and of an object being deleted.
 	for _, pair := range [][2]string{{unreadableClass, readableClass}, {readableClass, unreadableClass}, {withAnnotation(unreadableClass, "b"), unreadableClass}} {
 		b, _ := json.Marshal(reviewOf(f, admissionv1.Update, pair[0], pair[1], false))
 		f.Add(b)

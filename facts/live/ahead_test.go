@@ -49,18 +49,31 @@ type inFlight struct {
 	h         http.Handler
 	mu        sync.Mutex
 	now, peak int
+	// together, when set, holds each request until a second one is in flight (or a few seconds have
+	// passed), so that requests sent together are seen together however the machine schedules them.
+	together chan struct{}
+	once     sync.Once
 }
 
 func (f *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.now++
 	f.peak = max(f.peak, f.now)
+	if f.together != nil && f.now >= 2 {
+		f.once.Do(func() { close(f.together) })
+	}
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
 		f.now--
 		f.mu.Unlock()
 	}()
+	if f.together != nil {
+		select {
+		case <-f.together:
+		case <-time.After(5 * time.Second): // one at a time: the peak stays 1, and the test says so
+		}
+	}
 	f.h.ServeHTTP(w, r)
 }
 
@@ -96,6 +109,9 @@ func TestAskAheadConcurrentAndBounded(t *testing.T) {
 		srv := fakeaws.New(cf)
 		srv.Inject("*", fakeaws.Fault{Latency: 50 * time.Millisecond}) // every question overlaps its peers
 		counted := &inFlight{h: srv}
+		if ahead {
+			counted.together = make(chan struct{})
+		}
 		ts := httptest.NewServer(counted)
 		t.Cleanup(ts.Close)
 		var p facts.Provider = livetest.NewProvider(t, ts.URL, cf, livetest.Options{})

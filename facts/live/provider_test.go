@@ -342,14 +342,8 @@ func TestPerCallBudget(t *testing.T) {
 				if attempt == "after the call gave up" {
 					time.Sleep(2 * budget) // the call's own time (Cache.FetchTimeout) has passed
 				}
-				done := make(chan error, 1)
-				go func() { done <- tc.ask(context.Background(), env.Provider) }()
-				var err error
-				select {
-				case err = <-done:
-				case <-time.After(20 * budget): // far past the budget: it was not honoured
-					t.Fatalf("%s question: no answer 20 budgets later", attempt)
-				}
+				// The fake never answers: only the budget ends the question (a hang is go test's timeout).
+				err := tc.ask(context.Background(), env.Provider)
 				if got := facts.Reason(err); got != want {
 					t.Errorf("%s question: reason %q, want %q", attempt, got, want)
 				}
