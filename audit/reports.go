@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -150,19 +150,14 @@ func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	return append(out, split(PolicyReportGVK, objects.AWSAuthNamespace, AWSAuthReportName, awsAuth, o.Partial, mode)...)
 }
 
-// clip shortens a text longer than maxTextBytes, on a rune boundary, and says that it was clipped
-// and where to read it whole. Bytes that are not UTF-8 become U+FFFD first, as they would in JSON.
+// clip shortens a text longer than maxTextBytes, saying that it was clipped and where to read it
+// whole.
 func clip(s string) string {
 	if len(s) <= maxTextBytes {
 		return s
 	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	suffix := fmt.Sprintf("… (clipped from %d bytes; `karpenter-guard audit` prints it whole)", len(s))
-	keep := maxTextBytes - len(suffix)
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + suffix
+	s = strings.ToValidUTF8(s, "\uFFFD") // the length it says is the one JSON would carry
+	return wording.Clip(s, maxTextBytes, fmt.Sprintf(" (clipped from %d bytes; `karpenter-guard audit` prints it whole)", len(s)))
 }
 
 // split cuts results, in order, into the reports of one kind: each holds at most maxResults results

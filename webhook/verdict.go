@@ -242,28 +242,13 @@ func (v *verdict) wouldApply(f validators.Finding) bool {
 func annotationKey(kind, rule string) string { return kind + "." + rule }
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string, n int) string { return wording.Clip(s, n, "") }
 
 // annotation clips an audit annotation's value to maxAnnotation, saying so: the audit log keeps every
 // review's annotations, and a user's text (a skip reason, a userData line) can be of any length.
 func annotation(s string) string {
-	const clipped = " (clipped: karpenter-guard check prints it whole)"
-	if len(s) <= maxAnnotation {
-		return s
-	}
-	return clip(s, maxAnnotation-len(clipped)) + clipped
+	return wording.Clip(s, maxAnnotation, " (clipped: karpenter-guard check prints it whole)")
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // sameValue reports whether two nodes hold the same value (ignoring style, position and key order);
 // nil is an absent field.
