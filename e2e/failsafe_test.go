@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/karpenter-guard/karpenter-guard/certs"
 )
 
@@ -330,4 +332,86 @@ func TestOnErrorDenyBlocksOnlySpecChanges(t *testing.T) {
 	if r := env.kubectl(t, "", "label", "configmap", "aws-auth", "-n", "kube-system", "team=platform"); r.code != 0 {
 		t.Errorf("an aws-auth edit without IAM answers was refused: %+v", r)
 	}
+}
+
+// TestUnreadableObjectsAfterACRDUpgrade: a Karpenter upgrade whose CRD widens a field (here
+// spec.associatePublicIPAddress, a boolean, made to take strings too) sends the webhook objects it
+// cannot read. In mode enforce a CREATE of one is refused naming the field, while an edit that leaves
+// the spec as stored passes with a warning; in mode warn the CREATE passes with the warning.
+func TestUnreadableObjectsAfterACRDUpgrade(t *testing.T) {
+	config := "mode: enforce\naws:\n  onError: allow\n"
+	world(t, "", config)
+	original := filepath.Join(os.Getenv("KARPENTER_CRDS"), "karpenter.k8s.aws_ec2nodeclasses.yaml")
+	var crd map[string]any
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, original)), &crd); err != nil {
+		t.Fatal(err)
+	}
+	props := dig(t, crd, "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties").(map[string]any)
+	props["associatePublicIPAddress"] = map[string]any{"x-kubernetes-int-or-string": true}
+	widened, err := sigsyaml.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widenedClass := func(name string) string {
+		return strings.Replace(storedClass(name), "  finalizers: [karpenter.k8s.aws/termination]\n", "", 1) + "  associatePublicIPAddress: \"sometimes\"\n"
+	}
+	t.Cleanup(func() {
+		env.kubectl(t, "", "delete", "ec2nodeclass", "widened-stored", "widened-new", "--ignore-not-found")
+		env.kubectlT(t, "apply", "-f", original)
+	})
+	// Stored before karpenter-guard sees it (an upgrade applied with the webhook away).
+	env.removeWebhooks(t)
+	env.kubectlT(t, "apply", "-f", writeTemp(t, string(widened)))
+	env.kubectlT(t, "wait", "--for", "condition=established", "crd/ec2nodeclasses.karpenter.k8s.aws")
+	for i := 0; ; i++ {
+		r := env.kubectl(t, widenedClass("widened-stored"), "apply", "-f", "-")
+		if r.code == 0 {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("the widened CRD never took a string: %+v", r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	env.registerWebhooks(t, "enforce")
+
+	const field = "spec.associatePublicIPAddress: expected"
+	r := env.kubectl(t, widenedClass("widened-new"), "apply", "-f", "-")
+	if got := denials(t, r); r.code == 0 || len(got) != 0 || !strings.Contains(r.stderr, `karpenter-guard: EC2NodeClass "widened-new" denied: request.object cannot be read: `) ||
+		!strings.Contains(r.stderr, field) {
+		t.Errorf("mode enforce, a CREATE it cannot read: exit %d, want refused naming the field\n%s", r.code, r.stderr)
+	}
+	// An annotation karpenter-guard reads is sent to it even with the spec unchanged.
+	r = env.kubectl(t, "", "annotate", "ec2nodeclass", "widened-stored", "karpenter-guard.io/skip-reason=reviewed")
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: request.object cannot be read: ") || !strings.Contains(r.stderr, field) {
+		t.Errorf("mode enforce, an edit that leaves the spec as stored: exit %d, want allowed with a warning naming the field\n%s", r.code, r.stderr)
+	}
+	env.startGuard(t, guardOptions{config: "mode: warn\naws:\n  onError: allow\n", clusterName: "e2e", region: "us-east-1"})
+	env.registerWebhooks(t, "warn")
+	r = env.kubectl(t, widenedClass("widened-new"), "apply", "-f", "-")
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: request.object cannot be read: ") {
+		t.Errorf("mode warn, a CREATE it cannot read: exit %d, want allowed with the warning\n%s", r.code, r.stderr)
+	}
+}
+
+// dig walks a decoded YAML document by keys and list indexes.
+func dig(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("no %q in %T", k, v)
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k >= len(l) {
+				t.Fatalf("no [%d] in %T", k, v)
+			}
+			v = l[k]
+		}
+	}
+	return v
 }
