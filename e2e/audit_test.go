@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 // reportResult is what the tests read of a policy report's results.

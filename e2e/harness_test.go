@@ -34,8 +34,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 // env is the running cluster every test shares.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/config"
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )

@@ -25,8 +25,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }

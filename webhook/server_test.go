@@ -17,8 +17,8 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
 	"github.com/karpenter-guard/karpenter-guard/config"
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"

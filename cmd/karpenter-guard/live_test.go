@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 // awsEnv sets the environment of a live run on a developer machine with nothing configured: static

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"

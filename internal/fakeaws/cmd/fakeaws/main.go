@@ -1,7 +1,7 @@
 // Command fakeaws serves a ClusterFacts snapshot over the real AWS wire protocols (EKS, IAM, STS, EC2,
 // SSM) for the end-to-end suite and for demos:
 //
-//	go run ./e2e/fakeaws/cmd/fakeaws --facts cluster-facts.yaml --addr 127.0.0.1:4566 \
+//	go run ./internal/fakeaws/cmd/fakeaws --facts cluster-facts.yaml --addr 127.0.0.1:4566 \
 //	    --fault 'ec2:DescribeImages=latency:2s' --fault 'iam:GetRole=throttle,count:2'
 //
 // It prints the base URL on stdout (one line, once listening), logs one line per request on stderr,
@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 const production = "../../../../examples/production/cluster-facts.yaml"

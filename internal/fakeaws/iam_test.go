@@ -14,7 +14,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
-	"github.com/karpenter-guard/karpenter-guard/e2e/fakeaws"
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
 // identity is a snapshot with roles (one with a path) and instance profiles sharing a role.
