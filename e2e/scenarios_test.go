@@ -192,7 +192,7 @@ func TestFieldReportsWithoutFacts(t *testing.T) {
 		})
 	}
 	t.Run("06-custom-ami-family.yaml", func(t *testing.T) {
-		// The CRD itself refuses a lone subnet term mixing id and tags (domain.md §1)...
+		// The CRD itself refuses a lone subnet term mixing id and tags (docs/design.md §1)...
 		r := apply(t, filepath.Join(dir, "06-custom-ami-family.yaml"))
 		if r.code == 0 || !strings.Contains(r.stderr, "'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term") {
 			t.Errorf("exit %d\n%s", r.code, r.stderr)

@@ -14,7 +14,7 @@ import (
 
 // FuzzDecodeSnapshot: DecodeSnapshotFile never panics; a refusal is a *SnapshotError on a line of the
 // file; an accepted snapshot, re-encoded with yaml.v3, decodes again to an equal document.
-// Seeds: testdata/fuzz/FuzzDecodeSnapshot and the facts.md example.
+// Seeds: testdata/fuzz/FuzzDecodeSnapshot and the docs/facts.md example.
 func FuzzDecodeSnapshot(f *testing.F) {
 	example, err := os.ReadFile("testdata/cluster-facts.yaml")
 	if err != nil {

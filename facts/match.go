@@ -167,7 +167,7 @@ func MatchSecurityGroup(t SelectorTerm, g SecurityGroup) bool {
 }
 
 // AliasParameters returns the SSM parameter names that resolve an alias for a Kubernetes minor version
-// ("1.33"), one per architecture, as Karpenter resolves them (domain.md §4; karpenter-provider-aws
+// ("1.33"), one per architecture, as Karpenter resolves them (docs/design.md §4; karpenter-provider-aws
 // pkg/providers/amifamily); nil for a family the parameters do not cover.
 func AliasParameters(family, version, k8s string) map[string]string {
 	out := map[string]string{}

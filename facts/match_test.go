@@ -114,7 +114,7 @@ func TestMatchTags(t *testing.T) {
 	}
 }
 
-// TestImageTermOwners: the owners a term searches (domain.md §4).
+// TestImageTermOwners: the owners a term searches (docs/design.md §4).
 func TestImageTermOwners(t *testing.T) {
 	cases := []struct {
 		name string
@@ -230,7 +230,7 @@ func TestMatchSubnetAndSecurityGroup(t *testing.T) {
 		{"discovery tag of another cluster", SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "staging"}}, false, false},
 		{"tag key present", SelectorTerm{Tags: map[string]string{"Name": "*"}}, true, false},
 		{"tag pattern", SelectorTerm{Tags: map[string]string{"Name": "private-?"}}, true, false},
-		// Karpenter selects by the id alone and ignores the rest (domain.md §1).
+		// Karpenter selects by the id alone and ignores the rest (docs/design.md §1).
 		{"id selects alone, tags ignored", SelectorTerm{ID: "subnet-0private1", Tags: map[string]string{"Name": "public-*"}}, true, false},
 		{"sg id selects alone, name ignored", SelectorTerm{ID: "sg-0node", Name: "default"}, false, true},
 		{"sg name", SelectorTerm{Name: "eks-node"}, false, true},
@@ -386,7 +386,7 @@ func TestSnapshotSelectors(t *testing.T) {
 	})
 }
 
-// TestAliasParameters: the exact SSM parameter paths Karpenter reads for each alias (domain.md §4;
+// TestAliasParameters: the exact SSM parameter paths Karpenter reads for each alias (docs/design.md §4;
 // karpenter-provider-aws pkg/providers/amifamily al2023.go, al2.go, bottlerocket.go, windows.go).
 func TestAliasParameters(t *testing.T) {
 	cases := []struct {

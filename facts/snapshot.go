@@ -25,7 +25,7 @@ const (
 	SnapshotKind       = "ClusterFacts"
 )
 
-// ClusterFacts is the snapshot document (facts.md). A nil section is unknown; a present one, even
+// ClusterFacts is the snapshot document (docs/facts.md). A nil section is unknown; a present one, even
 // empty, is authoritative and complete.
 type ClusterFacts struct {
 	APIVersion       string             `yaml:"apiVersion" json:"apiVersion"`

@@ -33,16 +33,23 @@ const (
 	hdrKind = "kind: ClusterFacts"
 )
 
-// TestDecodeSnapshotFileExample: the full example of facts.md (testdata/cluster-facts.yaml, copied from
-// the spec) decodes to exactly the facts it shows.
+// TestDecodeSnapshotFileExample: the full example of docs/facts.md (kept as testdata/cluster-facts.yaml,
+// and the same there) decodes to exactly the facts it shows.
 func TestDecodeSnapshotFileExample(t *testing.T) {
 	data, err := os.ReadFile("testdata/cluster-facts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	doc, err := os.ReadFile("../docs/facts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, block, ok := strings.Cut(string(doc), "```yaml\n"); !ok || !strings.HasPrefix(block, string(data)+"```") {
+		t.Errorf("the example of docs/facts.md is not testdata/cluster-facts.yaml: make them equal again")
+	}
 	cf, err := DecodeSnapshotFile(data)
 	if err != nil {
-		t.Fatalf("the facts.md example is refused: %v", err)
+		t.Fatalf("the docs/facts.md example is refused: %v", err)
 	}
 	ts := func(s string) time.Time {
 		t.Helper()

@@ -350,7 +350,7 @@ func ownerAllowed(img facts.Image, allowed []string, account string) bool {
 	return false
 }
 
-// imageFamily recognises the EKS-optimized name patterns of domain.md §4 ("" for other images).
+// imageFamily recognises the EKS-optimized name patterns of docs/design.md §4 ("" for other images).
 func imageFamily(name string) string {
 	switch {
 	case strings.HasPrefix(name, "amazon-eks-node-al2023-"):

@@ -11,7 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
-// eksOptimizedPrefixes are the name prefixes of AWS-published EKS-optimized AMIs (domain.md §4).
+// eksOptimizedPrefixes are the name prefixes of AWS-published EKS-optimized AMIs (docs/design.md §4).
 var eksOptimizedPrefixes = []string{
 	"amazon-eks-node-",
 	"amazon-eks-arm64-node-",

@@ -14,7 +14,7 @@ const (
 	account     = "111122223333"
 	clusterVPC  = "vpc-0a1b2c3d"
 	otherVPC    = "vpc-0ffee1234"
-	eksOwner    = "602401143452" // the EKS AMI account of us-east-1 (domain.md §4)
+	eksOwner    = "602401143452" // the EKS AMI account of us-east-1 (docs/design.md §4)
 	winOwner    = "801119661308" // the Windows AMI account (ownerAlias amazon)
 	nodeRole    = "KarpenterNodeRole-prod-eks"
 	nodeRoleARN = "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks"
@@ -322,7 +322,7 @@ const defaultSSM = `ssmParameters:
   /aws/service/eks/optimized-ami/1.32/amazon-linux-2/recommended/image_id: ami-0bb22cc33dd44ee55
 `
 
-// EKS published no AL2 AMIs for 1.33 (domain.md §4), so the AL2 parameters above are 1.32's: al2@latest
+// EKS published no AL2 AMIs for 1.33 (docs/design.md §4), so the AL2 parameters above are 1.32's: al2@latest
 // resolves only when a case sets the cluster to 1.32.
 
 func defaultSubnets() []string {

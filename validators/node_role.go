@@ -12,7 +12,7 @@ import (
 )
 
 // This file holds the node-role family: whether the role nodes boot with may join the cluster
-// (domain.md §3). One analysis per EC2NodeClass (authorization) feeds all of them, so each cause is
+// (docs/design.md §3). One analysis per EC2NodeClass (authorization) feeds all of them, so each cause is
 // reported once, by the rule that names it.
 
 var nodeRoleNotAuthorized = &Rule{
@@ -134,7 +134,7 @@ var awsAuthRoleARNHasPath = &Rule{
 			return nil
 		}
 		// The mapping decides only in a mode that reads aws-auth and when no access entry of the role
-		// wins over it (domain.md §3); otherwise node-role-not-authorized or -access-entry-type report.
+		// wins over it (docs/design.md §3); otherwise node-role-not-authorized or -access-entry-type report.
 		if c.Facts.Known(c, facts.ClusterAuthenticationMode) == nil {
 			a, err := c.authorization(o)
 			if err != nil || a == nil {
@@ -291,7 +291,7 @@ func matchMappings(auth *facts.AWSAuthData, role *facts.Role) roleMappings {
 	return m
 }
 
-// authorization is the analysis of domain.md §3 for one EC2NodeClass.
+// authorization is the analysis of docs/design.md §3 for one EC2NodeClass.
 type authorization struct {
 	cluster *facts.Cluster
 	role    *facts.Role
@@ -399,7 +399,7 @@ func (a *authorization) wantType() string {
 	return facts.EntryEC2Linux
 }
 
-// covered applies the decision table of domain.md §3.
+// covered applies the decision table of docs/design.md §3.
 func (a *authorization) covered() bool {
 	if a.cluster.HonoursAccessEntries() && a.entry != nil {
 		return a.entryOK // an entry wins over aws-auth for the same role

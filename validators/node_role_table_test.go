@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestNodeRoleDecisionTable walks domain.md §3 ("How a node joins") for every authentication mode,
+// TestNodeRoleDecisionTable walks docs/design.md §3 ("How a node joins") for every authentication mode,
 // state of aws-auth, access entry type and OS family, with a path-less and a pathed node role, and
 // checks the whole catalog: exactly the node-role rules the table predicts fire (or are not
-// evaluated), and nothing else does. The oracle below is written from domain.md, not from the rules.
+// evaluated), and nothing else does. The oracle below is written from docs/design.md, not from the rules.
 func TestNodeRoleDecisionTable(t *testing.T) {
 	type nodeRoleT struct {
 		name, arn, pathless string
@@ -96,7 +96,7 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 						}
 						opts = append(opts, entries(es...))
 
-						// The oracle (domain.md §3).
+						// The oracle (docs/design.md §3).
 						want := "EC2_LINUX"
 						if fam.windows {
 							want = "EC2_WINDOWS"

@@ -180,7 +180,7 @@ func reportGaps(w io.Writer, gaps []facts.Gap, allowPartial bool) bool {
 	return fail
 }
 
-// writeSnapshot writes a snapshot as YAML, in the field order of facts.md.
+// writeSnapshot writes a snapshot as YAML, in the field order of docs/facts.md.
 func writeSnapshot(w io.Writer, cf *facts.ClusterFacts) error {
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)

@@ -72,7 +72,7 @@ func LoadAWSConfig(ctx context.Context, opts AWSOptions) (aws.Config, error) {
 	return cfg, nil
 }
 
-// EndpointWarning explains a trap of the SDK's endpoint settings (domain.md §6), or returns "".
+// EndpointWarning explains a trap of the SDK's endpoint settings (docs/design.md §6), or returns "".
 func EndpointWarning() string {
 	if !strings.EqualFold(os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
 		return ""

@@ -22,7 +22,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
-// The Karpenter kinds as the API server serves them (domain.md §1).
+// The Karpenter kinds as the API server serves them (docs/design.md §1).
 var (
 	EC2NodeClassGVK = schema.GroupVersionKind{Group: objects.GroupKarpenterAWS, Version: "v1", Kind: objects.KindEC2NodeClass}
 	NodePoolGVK     = schema.GroupVersionKind{Group: objects.GroupKarpenter, Version: "v1", Kind: objects.KindNodePool}

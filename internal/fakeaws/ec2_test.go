@@ -135,7 +135,7 @@ func TestEC2ImageFields(t *testing.T) {
 	}
 }
 
-// TestEC2AgreesWithSnapshotSemantics translates AMI selector terms into EC2 filters the way facts.md
+// TestEC2AgreesWithSnapshotSemantics translates AMI selector terms into EC2 filters the way docs/facts.md
 // says a live provider must (name without owner: owners self and amazon; only available images) and
 // checks that the fake's EC2 answers what facts.MatchImage answers on the same snapshot.
 func TestEC2AgreesWithSnapshotSemantics(t *testing.T) {
@@ -339,7 +339,7 @@ func TestEC2DescribeSecurityGroups(t *testing.T) {
 	}
 }
 
-// publicByRouteTables computes whether a subnet is public exactly as a live provider must (domain.md
+// publicByRouteTables computes whether a subnet is public exactly as a live provider must (docs/design.md
 // §5): the route table explicitly associated with the subnet, else the VPC's main table; public when a
 // route goes to an internet gateway.
 func publicByRouteTables(ctx context.Context, t *testing.T, c clients, subnet, vpc string) bool {

@@ -1,4 +1,4 @@
-// Package fakeaws is a fake of the AWS APIs karpenter-guard reads (domain.md §6). It serves a ClusterFacts
+// Package fakeaws is a fake of the AWS APIs karpenter-guard reads (docs/design.md §6). It serves a ClusterFacts
 // snapshot over the real wire protocols, so that the real aws-sdk-go-v2 clients, pointed at it with
 // BaseEndpoint, see exactly the world the snapshot describes:
 //
