@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -59,7 +59,7 @@ const pageSize = 500
 // Karpenter CRDs is an error that says so; an object the rules cannot read is a problem, not a failure.
 func List(ctx context.Context, r client.Reader) (*Objects, error) {
 	out := &Objects{}
-	for _, gvk := range []schema.GroupVersionKind{live.EC2NodeClassGVK, live.NodePoolGVK} {
+	for _, gvk := range []schema.GroupVersionKind{cluster.EC2NodeClassGVK, cluster.NodePoolGVK} {
 		cont := ""
 		for {
 			list := &unstructured.UnstructuredList{}
@@ -75,8 +75,8 @@ func List(ctx context.Context, r client.Reader) (*Objects, error) {
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
-				_, _ = live.TrimForRules(u) // as the watch stores them: less to convert
-				o, err := live.ToObject(u)
+				_, _ = cluster.TrimForRules(u) // as the watch stores them: less to convert
+				o, err := cluster.ToObject(u)
 				if err != nil {
 					out.Problems = append(out.Problems, manifest.Error{File: "cluster/" + gvk.Kind + "/" + u.GetName(), Line: 1, Message: err.Error()})
 					continue
@@ -124,7 +124,7 @@ func configMapObject(cm *corev1.ConfigMap) (*objects.Object, error) {
 	}
 	u.SetAPIVersion("v1")
 	u.SetKind("ConfigMap")
-	return live.ToObject(u)
+	return cluster.ToObject(u)
 }
 
 // Run evaluates objs with the catalog (scope audit: the rules that judge stored objects), with p for

@@ -24,9 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -49,7 +49,7 @@ func nodeClass(t *testing.T, name string, spec map[string]any) *unstructured.Uns
 	for k, v := range spec {
 		base[k] = v
 	}
-	return unstructuredOf(t, live.EC2NodeClassGVK, name, base)
+	return unstructuredOf(t, cluster.EC2NodeClassGVK, name, base)
 }
 
 func fakeClient(objs ...client.Object) *fake.ClientBuilder {

@@ -16,9 +16,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
@@ -35,7 +35,7 @@ type Loop struct {
 	Config  *config.Config
 	Facts   facts.Provider
 	// Cluster holds the watched EC2NodeClasses and NodePools.
-	Cluster *live.ClusterObjects
+	Cluster *cluster.Objects
 	// Client writes the reports.
 	Client client.Client
 	// AWSAuth reads kube-system/aws-auth (the manager's cache, or the API server when a watch is

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
-	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
@@ -243,9 +243,9 @@ func problemRef(file string) objects.Ref {
 	}
 	switch ref.Kind {
 	case objects.KindEC2NodeClass:
-		ref.APIVersion = live.EC2NodeClassGVK.GroupVersion().String()
+		ref.APIVersion = cluster.EC2NodeClassGVK.GroupVersion().String()
 	case objects.KindNodePool:
-		ref.APIVersion = live.NodePoolGVK.GroupVersion().String()
+		ref.APIVersion = cluster.NodePoolGVK.GroupVersion().String()
 	case "ConfigMap":
 		ref.APIVersion = "v1"
 	}

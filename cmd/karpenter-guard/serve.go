@@ -33,6 +33,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/certs"
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
@@ -163,7 +164,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	if o.certRotation {
 		webhookServer = webhook.StartAfter(webhookServer, rotated)
 	}
-	cacheOpts := live.CacheOptions()
+	cacheOpts := cluster.CacheOptions()
 	if kubeErr != nil {
 		cacheOpts = ctrlcache.Options{} // nothing is watched
 	}
@@ -182,15 +183,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		return fmt.Errorf("start the webhook: %w", err)
 	}
 
-	var cluster webhook.Cluster
-	var watched *live.ClusterObjects
+	var known webhook.Cluster // the cluster's objects, as far as the webhook knows them
+	var watched *cluster.Objects
 	var kube client.Reader
 	var watchAWSAuth bool
 	if kubeErr == nil {
-		if watched, err = live.WatchClusterObjects(ctx, mgr.GetCache(), mgr.GetAPIReader()); err != nil {
+		if watched, err = cluster.Watch(ctx, mgr.GetCache(), mgr.GetAPIReader()); err != nil {
 			return err
 		}
-		cluster = watched
+		known = watched
 		kube, watchAWSAuth = awsAuthReader(ctx, mgr, log)
 	}
 	provider, closeFacts, err := serveFacts(ctx, o, cfg, kube, restCfg.Host, cmd)
@@ -203,7 +204,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	if err != nil {
 		return err
 	}
-	reviewer := webhook.NewReviewer(cat, cfg, provider, cluster, metrics, log.WithName("review"))
+	reviewer := webhook.NewReviewer(cat, cfg, provider, known, metrics, log.WithName("review"))
 	webhook.Register(mgr.GetWebhookServer(), reviewer, webhook.DefaultLimits())
 
 	if watched != nil && o.auditInterval > 0 {
@@ -223,7 +224,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ready", readiness(ctx, mgr, certsReady, cluster)); err != nil {
+	if err := mgr.AddReadyzCheck("ready", readiness(ctx, mgr, certsReady, known)); err != nil {
 		return err
 	}
 	log.Info("serving", "port", o.port, "mode", cfg.Mode, "facts", factsSource(o), "onError", cfg.AWS.OnError, "budget", cfg.AWS.Timeout.Duration)
@@ -280,7 +281,7 @@ func applyMode(cfg *config.Config, flag, configFile string) error {
 // addAudit adds the in-cluster audit: run by the leader, every --audit-interval and on every change of
 // an EC2NodeClass, a NodePool or aws-auth.
 func addAudit(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, o *serveOptions, cat *validators.Catalog, cfg *config.Config, p facts.Provider,
-	watched *live.ClusterObjects, awsAuth client.Reader, watchAWSAuth bool, log logr.Logger) error {
+	watched *cluster.Objects, awsAuth client.Reader, watchAWSAuth bool, log logr.Logger) error {
 	if o.leaderElect && o.namespace == "" {
 		return errors.New("the audit's leader election needs --namespace (or POD_NAMESPACE), or --leader-elect=false for a single replica")
 	}
@@ -387,7 +388,7 @@ func drained(ctx context.Context, delay time.Duration, log logr.Logger) (_ conte
 
 // readiness is ready once the certificates are in place and served, and the watches have synced, until
 // shutdown begins (ctx ends).
-func readiness(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}, cluster webhook.Cluster) healthz.Checker {
+func readiness(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}, known webhook.Cluster) healthz.Checker {
 	started := mgr.GetWebhookServer().StartedChecker()
 	return func(req *http.Request) error {
 		if ctx.Err() != nil {
@@ -401,8 +402,8 @@ func readiness(ctx context.Context, mgr ctrl.Manager, certsReady <-chan struct{}
 		if err := started(req); err != nil {
 			return fmt.Errorf("webhook server not serving: %w", err)
 		}
-		if cluster != nil {
-			if err := cluster.Synced(req.Context()); err != nil {
+		if known != nil {
+			if err := known.Synced(req.Context()); err != nil {
 				return err
 			}
 		}

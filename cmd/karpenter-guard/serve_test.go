@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,4 +89,18 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDependencyDirection: the webhook, the audit and the rules reach AWS only through the facts
+// interface: none of them imports the AWS SDK or the live provider; only cmd wires them.
+func TestDependencyDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "../../webhook", "../../audit", "../../validators", "../../cluster").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/aws/aws-sdk-go-v2") || dep == "github.com/karpenter-guard/karpenter-guard/facts/live" {
+			t.Errorf("webhook, audit, validators or cluster import %s", dep)
+		}
+	}
 }

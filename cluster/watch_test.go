@@ -1,4 +1,4 @@
-package live_test
+package cluster_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 
-	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/cluster"
 )
 
 // nodeClass is an EC2NodeClass as the API server serves it.
@@ -23,7 +23,7 @@ func nodeClass(name, resourceVersion string, generation int64, role string) *uns
 			"securityGroupSelectorTerms": []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "prod"}}},
 		},
 	}}
-	u.SetGroupVersionKind(live.EC2NodeClassGVK)
+	u.SetGroupVersionKind(cluster.EC2NodeClassGVK)
 	u.SetName(name)
 	u.SetResourceVersion(resourceVersion)
 	u.SetGeneration(generation)
@@ -36,14 +36,14 @@ func nodeClass(name, resourceVersion string, generation int64, role string) *uns
 func TestClusterObjectsFollowTheWatch(t *testing.T) {
 	ctx := context.Background()
 	infs := &informertest.FakeInformers{}
-	co, err := live.WatchClusterObjects(ctx, infs, nil)
+	co, err := cluster.Watch(ctx, infs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var changes atomic.Int32
 	co.OnChange(func() { changes.Add(1) })
 	kind := &unstructured.Unstructured{}
-	kind.SetGroupVersionKind(live.EC2NodeClassGVK)
+	kind.SetGroupVersionKind(cluster.EC2NodeClassGVK)
 	inf, err := infs.FakeInformerFor(ctx, kind)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestTrimForRules(t *testing.T) {
 	u.SetLabels(map[string]string{"env": "prod"})
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}})
 	u.Object["status"] = map[string]any{"amis": []any{map[string]any{"id": "ami-0123456789abcdef0"}}}
-	out, err := live.TrimForRules(u)
+	out, err := cluster.TrimForRules(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTrimForRules(t *testing.T) {
 		t.Errorf("trimmed to %v", got.Object)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "aws-auth", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "eksctl"}}}, Data: map[string]string{"mapRoles": "[]"}}
-	if out, err := live.TrimForRules(cm); err != nil || out.(*corev1.ConfigMap).ManagedFields != nil || out.(*corev1.ConfigMap).Data["mapRoles"] != "[]" {
+	if out, err := cluster.TrimForRules(cm); err != nil || out.(*corev1.ConfigMap).ManagedFields != nil || out.(*corev1.ConfigMap).Data["mapRoles"] != "[]" {
 		t.Errorf("aws-auth trimmed to %+v, %v", out, err)
 	}
 }

@@ -1,4 +1,8 @@
-package live
+// Package cluster is the Kubernetes watch the webhook and the audit share: the cluster's EC2NodeClasses
+// and NodePools as the rules read them (trimmed to what they need, converted once per version), the
+// cache options that also watch the one aws-auth ConfigMap, and a direct read for an object stored
+// moments ago that the watch has not delivered yet. It knows nothing of AWS.
+package cluster
 
 import (
 	"context"
@@ -65,11 +69,11 @@ func TrimForRules(obj any) (any, error) {
 	return u, nil
 }
 
-// ClusterObjects keeps the cluster's EC2NodeClasses and NodePools as the rules read them, converted
+// Objects keeps the cluster's EC2NodeClasses and NodePools as the rules read them, converted
 // once per change from a watch (not once per admission review), in copy-on-write snapshots. The
 // sorted snapshots are rebuilt when next read, not on every event: the initial list of a cluster with
 // thousands of objects is thousands of events.
-type ClusterObjects struct {
+type Objects struct {
 	mu          sync.RWMutex
 	nodeClasses []*objects.Object
 	nodePools   []*objects.Object
@@ -86,13 +90,13 @@ type ClusterObjects struct {
 
 // OnChange registers f to be called (from the watch's goroutine; keep it quick) after every change.
 // Register before the cache starts.
-func (co *ClusterObjects) OnChange(f func()) {
+func (co *Objects) OnChange(f func()) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	co.onChange = append(co.onChange, f)
 }
 
-func (co *ClusterObjects) changed() {
+func (co *Objects) changed() {
 	co.mu.RLock()
 	fs := co.onChange
 	co.mu.RUnlock()
@@ -101,11 +105,11 @@ func (co *ClusterObjects) changed() {
 	}
 }
 
-// WatchClusterObjects registers watches of EC2NodeClasses and NodePools on c. The cache must be
+// Watch registers watches of EC2NodeClasses and NodePools on c. The cache must be
 // started (the manager does) for them to fill. direct (the manager's API reader) answers FetchNodeClass
 // for what the watch has not delivered yet; nil means the watch only.
-func WatchClusterObjects(ctx context.Context, c ctrlcache.Cache, direct client.Reader) (*ClusterObjects, error) {
-	co := &ClusterObjects{byKey: map[string]*objects.Object{}, problems: map[string]string{}, direct: direct}
+func Watch(ctx context.Context, c ctrlcache.Cache, direct client.Reader) (*Objects, error) {
+	co := &Objects{byKey: map[string]*objects.Object{}, problems: map[string]string{}, direct: direct}
 	for _, gvk := range []schema.GroupVersionKind{EC2NodeClassGVK, NodePoolGVK} {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
@@ -149,7 +153,7 @@ func sameForRules(old, obj any) bool {
 }
 
 // put converts and stores one object.
-func (co *ClusterObjects) put(kind string, obj any) {
+func (co *Objects) put(kind string, obj any) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return
@@ -168,7 +172,7 @@ func (co *ClusterObjects) put(kind string, obj any) {
 	co.dirty = true
 }
 
-func (co *ClusterObjects) remove(kind string, obj any) {
+func (co *Objects) remove(kind string, obj any) {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -184,7 +188,7 @@ func (co *ClusterObjects) remove(kind string, obj any) {
 }
 
 // snapshots returns the current snapshots, rebuilding them first when the watch changed something.
-func (co *ClusterObjects) snapshots() (nodeClasses, nodePools []*objects.Object) {
+func (co *Objects) snapshots() (nodeClasses, nodePools []*objects.Object) {
 	co.mu.RLock()
 	if !co.dirty {
 		defer co.mu.RUnlock()
@@ -200,7 +204,7 @@ func (co *ClusterObjects) snapshots() (nodeClasses, nodePools []*objects.Object)
 }
 
 // rebuild makes new snapshots; readers keep the old ones. Callers hold co.mu for writing.
-func (co *ClusterObjects) rebuild() {
+func (co *Objects) rebuild() {
 	var ncs, nps []*objects.Object
 	for _, o := range co.byKey {
 		if o.NodeClass != nil {
@@ -216,21 +220,21 @@ func (co *ClusterObjects) rebuild() {
 }
 
 // NodeClasses returns the EC2NodeClasses (a snapshot; do not modify).
-func (co *ClusterObjects) NodeClasses() []*objects.Object {
+func (co *Objects) NodeClasses() []*objects.Object {
 	ncs, _ := co.snapshots()
 	return ncs
 }
 
 // NodeClass returns the stored EC2NodeClass of that name, or nil: a review looks up one class, and
 // scanning the snapshot for it would read every stored object.
-func (co *ClusterObjects) NodeClass(name string) *objects.Object {
+func (co *Objects) NodeClass(name string) *objects.Object {
 	co.mu.RLock()
 	defer co.mu.RUnlock()
 	return co.byKey[EC2NodeClassGVK.Kind+"/"+name]
 }
 
 // NodePools returns the NodePools (a snapshot; do not modify).
-func (co *ClusterObjects) NodePools() []*objects.Object {
+func (co *Objects) NodePools() []*objects.Object {
 	_, nps := co.snapshots()
 	return nps
 }
@@ -238,7 +242,7 @@ func (co *ClusterObjects) NodePools() []*objects.Object {
 // FetchNodeClass returns the EC2NodeClass of that name from the API server itself (nil when there is
 // none): `kubectl apply` of a class and a NodePool together reviews the pool moments after the class
 // is stored, before the watch may have delivered it.
-func (co *ClusterObjects) FetchNodeClass(ctx context.Context, name string) (*objects.Object, error) {
+func (co *Objects) FetchNodeClass(ctx context.Context, name string) (*objects.Object, error) {
 	if co.direct == nil {
 		return nil, nil
 	}
@@ -254,7 +258,7 @@ func (co *ClusterObjects) FetchNodeClass(ctx context.Context, name string) (*obj
 }
 
 // Problems returns, by "Kind/name", the objects that could not be read as the rules need them.
-func (co *ClusterObjects) Problems() map[string]string {
+func (co *Objects) Problems() map[string]string {
 	co.mu.RLock()
 	defer co.mu.RUnlock()
 	out := make(map[string]string, len(co.problems))
@@ -265,7 +269,7 @@ func (co *ClusterObjects) Problems() map[string]string {
 }
 
 // Synced returns nil once every watch has delivered the initial list.
-func (co *ClusterObjects) Synced(context.Context) error {
+func (co *Objects) Synced(context.Context) error {
 	for _, s := range co.synced {
 		if !s() {
 			return facts.Unknown(facts.ClusterNodeClasses, "the watch of the cluster's EC2NodeClasses and NodePools has not synced yet")
