@@ -243,10 +243,10 @@ func (r *Reviewer) unread(rv *review) admission.Response {
 // cluster's EC2NodeClasses through the cache's index, with the object under review in place of its
 // stored version; aws-auth reviews, which check every class, get them all as input.
 func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *review) validators.Result {
-	// The review's own budget, not the connection's (see budget).
-	b := newBudget(ctx, r.Config.AWS.Timeout.Duration)
-	defer b.release()
-	ctx = b
+	// The request's values but not its cancellation: a server shutting down cancels the contexts of
+	// requests in flight, which must still be answered in full, within aws.timeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.Config.AWS.Timeout.Duration)
+	defer cancel()
 	c := &validators.Context{
 		Context: ctx, Config: r.Config, Facts: r.facts, Scope: validators.ScopeAdmission,
 		Operation: string(rv.req.Operation), Old: rv.old,
