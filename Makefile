@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
 
-.PHONY: all build test unit lint e2e bench-e2e bench loadgen report-crds fuzz readme clean
+.PHONY: all build test unit lint e2e bench-e2e bench-overhead bench loadgen report-crds fuzz readme clean
 
 all: build
 
@@ -31,6 +31,9 @@ e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, the Karpenter CRDs a
 
 bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server, for BENCHMARKS.md
 	$(GO) test -count=1 -tags e2e -run '^$$' -bench Audit10k -benchtime 2x -timeout 30m ./e2e/
+
+bench-overhead: e2e-deps ## what the webhook adds to a server-side dry-run through the real API server, for BENCHMARKS.md
+	$(GO) test -count=1 -tags e2e -run '^$$' -bench DryRunOverhead -benchtime 1x -timeout 20m ./e2e/
 
 bench: ## benchmarks whose figures go into BENCHMARKS.md
 	$(GO) test -run '^$$' -bench . -benchmem ./validators ./userdata ./objects ./cmd/karpenter-guard ./facts/live ./webhook

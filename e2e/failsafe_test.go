@@ -142,7 +142,7 @@ func (c *cluster) registerDownWebhooks(t *testing.T, mode, outage, hung string) 
 	webhooks := docs["ValidatingWebhookConfiguration/karpenter-guard"] + "\n---\n" + docs["MutatingWebhookConfiguration/karpenter-guard"]
 	// A CA of its own: the API server loads it before it finds there is nothing to call.
 	staging := t.TempDir()
-	if err := certs.Generate(staging, certs.Hosts("karpenter-guard", "karpenter-guard"), time.Hour); err != nil {
+	if err := certs.Generate(staging, certs.Hosts("karpenter-guard", "karpenter-guard"), 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	ca := []byte(readFile(t, filepath.Join(staging, certs.CAFile)))
@@ -231,7 +231,7 @@ func dropFinalizers(t *testing.T, names ...string) {
 }
 
 // writeTemp writes data to a file of the test's and returns its path.
-func writeTemp(t *testing.T, data string) string {
+func writeTemp(t testing.TB, data string) string {
 	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "*.yaml")
 	if err != nil {
@@ -283,7 +283,7 @@ func TestKarpenterUpdatesAreNeverSent(t *testing.T) {
 }
 
 // reviews is the number of admission reviews the running webhook has answered, from its /metrics.
-func reviews(t *testing.T) float64 {
+func reviews(t testing.TB) float64 {
 	t.Helper()
 	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(env.guardMetrics) + "/metrics")
 	if err != nil {
