@@ -17,7 +17,7 @@ type RotatorOptions struct {
 	// Service is the webhook Service's name: the certificate covers its in-cluster names.
 	Service string
 	// ValidatingWebhook and MutatingWebhook name the webhook configurations whose caBundle is kept
-	// current.
+	// current; "" for one that is not deployed (components/no-mutation).
 	ValidatingWebhook, MutatingWebhook string
 	// ExtraDNSNames are more names the certificate covers (a webhook reached by URL, as in tests).
 	ExtraDNSNames []string
@@ -31,6 +31,13 @@ type RotatorOptions struct {
 // o.Ready closes once certificates are in place.
 func AddRotator(mgr manager.Manager, o RotatorOptions) error {
 	names := serviceNames(o.Service, o.Namespace)
+	var webhooks []rotator.WebhookInfo
+	if o.ValidatingWebhook != "" {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.ValidatingWebhook, Type: rotator.Validating})
+	}
+	if o.MutatingWebhook != "" {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.MutatingWebhook, Type: rotator.Mutating})
+	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:        o.CertDir,
@@ -39,11 +46,8 @@ func AddRotator(mgr manager.Manager, o RotatorOptions) error {
 		DNSName:        names[2],
 		ExtraDNSNames:  append([]string{names[3], names[1]}, o.ExtraDNSNames...),
 		IsReady:        o.Ready,
-		Webhooks: []rotator.WebhookInfo{
-			{Name: o.ValidatingWebhook, Type: rotator.Validating},
-			{Name: o.MutatingWebhook, Type: rotator.Mutating},
-		},
-		FieldOwner: "karpenter-guard",
+		Webhooks:       webhooks,
+		FieldOwner:     "karpenter-guard",
 	})
 	if err != nil {
 		return fmt.Errorf("self-managed certificates: %w", err)

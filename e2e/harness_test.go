@@ -414,14 +414,7 @@ type guardOptions struct {
 func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	t.Helper()
 	c.stopGuard()
-	if c.guardCerts == "" {
-		c.guardCerts = filepath.Join(c.dir, "guard-certs")
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.guardPort = port
-	}
+	c.reserveGuard(t)
 	cfg := filepath.Join(c.dir, "guard-config.yaml")
 	if err := os.WriteFile(cfg, []byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\n"+o.config), 0o644); err != nil {
 		t.Fatal(err)
@@ -460,6 +453,20 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	}
 }
 
+// reserveGuard picks, once, the webhook's port and certificate directory, which every start reuses:
+// webhook configurations rendered before a start point at them.
+func (c *cluster) reserveGuard(t testing.TB) {
+	t.Helper()
+	if c.guardCerts == "" {
+		c.guardCerts = filepath.Join(c.dir, "guard-certs")
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.guardPort = port
+	}
+}
+
 func (c *cluster) stopGuard() {
 	if c.guard != nil {
 		c.guard.kill(syscall.SIGTERM)
@@ -493,9 +500,9 @@ func modeOf(config string) string {
 }
 
 // deployment renders manifests/ as an operator deploys them in mode: kubectl kustomize of the base
-// with components/mode-<mode> (none for dry-run, the base's mode). It returns the documents by
-// "Kind/name".
-func deployment(t testing.TB, mode string) map[string]string {
+// with components/mode-<mode> (none for dry-run, the base's mode) and the extra components named. It
+// returns the documents by "Kind/name".
+func deployment(t testing.TB, mode string, extra ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	manifests, err := filepath.Abs("../manifests")
@@ -508,8 +515,15 @@ func deployment(t testing.TB, mode string) map[string]string {
 		t.Fatal(err)
 	}
 	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + filepath.Join(rel, "base") + "]\n"
+	var components []string
 	if mode != "dry-run" {
-		k += "components: [" + filepath.Join(rel, "components", "mode-"+mode) + "]\n"
+		components = append(components, filepath.Join(rel, "components", "mode-"+mode))
+	}
+	for _, c := range extra {
+		components = append(components, filepath.Join(rel, "components", c))
+	}
+	if len(components) > 0 {
+		k += "components: [" + strings.Join(components, ", ") + "]\n"
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)

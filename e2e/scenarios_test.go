@@ -619,7 +619,23 @@ func TestDeploymentManifestsAreValid(t *testing.T) {
 				t.Errorf("failure policies %v, want %v", policies, want)
 			}
 		})
-	}
+	} // Without mutation: one webhook configuration, and the rotator told there is no other.
+	t.Run("no mutation", func(t *testing.T) {
+		docs := deployment(t, "enforce", "no-mutation")
+		if _, ok := docs["MutatingWebhookConfiguration/karpenter-guard"]; ok {
+			t.Errorf("components/no-mutation keeps the MutatingWebhookConfiguration")
+		}
+		if !strings.Contains(docs["Deployment/karpenter-guard"], "--mutating-webhook-configuration=\n") {
+			t.Errorf("the Deployment still names a mutating configuration:\n%s", docs["Deployment/karpenter-guard"])
+		}
+		var all []string
+		for _, d := range docs {
+			all = append(all, d)
+		}
+		if r := env.kubectl(t, strings.Join(all, "\n---\n"), "apply", "--dry-run=server", "-f", "-"); r.code != 0 {
+			t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
 
 // TestV1beta1IsRefusedAndExplained: the API server refuses a v1beta1 NodePool (Karpenter serves only v1),
@@ -675,37 +691,56 @@ func TestWebhookRBACIsEnoughAndNoMore(t *testing.T) {
 }
 
 // TestSelfManagedCertificates: with --cert-rotation the webhook creates its CA and certificate in its
-// Secret, injects the CA into both webhook configurations, and serves with them. It runs with the RBAC
-// of manifests/base plus manifests/overlays/self-managed.
+// Secret, injects the CA into its webhook configurations (both, or the validating one alone with
+// components/no-mutation), and serves with them. It runs with the RBAC of manifests/base plus
+// manifests/overlays/self-managed.
 func TestSelfManagedCertificates(t *testing.T) {
-	reset(t)
-	env.fake.SetFacts(&facts.ClusterFacts{})
-	env.kubectlT(t, "apply", "-f", "../manifests/overlays/self-managed/rbac.yaml", "-f", "../manifests/overlays/self-managed/secret.yaml")
-	t.Cleanup(func() {
-		env.kubectl(t, "", "delete", "-f", "../manifests/overlays/self-managed/rbac.yaml", "-f", "../manifests/overlays/self-managed/secret.yaml", "--ignore-not-found")
-	})
-	// The configurations with a URL and no CA bundle: the rotator fills it in.
-	data := renderWebhooks(webhookManifests(t, "enforce"), fmt.Sprintf("https://localhost:%d", env.guardPort), nil)
-	data = regexp.MustCompile(`(?m)^\s+caBundle: *$\n?`).ReplaceAllString(data, "")
-	if r := env.kubectl(t, data, "apply", "-f", "-"); r.code != 0 {
-		t.Fatal(r)
+	for _, tc := range []struct {
+		name       string
+		extra      []string // components
+		kinds      []string // the webhook configurations deployed
+		guardFlags []string
+	}{
+		{"validating and mutating", nil, []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}, nil},
+		{"no mutation", []string{"no-mutation"}, []string{"ValidatingWebhookConfiguration"}, []string{"--mutating-webhook-configuration="}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reset(t)
+			env.fake.SetFacts(&facts.ClusterFacts{})
+			env.kubectlT(t, "apply", "-f", "../manifests/overlays/self-managed/rbac.yaml", "-f", "../manifests/overlays/self-managed/secret.yaml")
+			t.Cleanup(func() {
+				env.kubectl(t, "", "delete", "-f", "../manifests/overlays/self-managed/rbac.yaml", "-f", "../manifests/overlays/self-managed/secret.yaml", "--ignore-not-found")
+			})
+			// The configurations with a URL and no CA bundle: the rotator fills it in.
+			env.reserveGuard(t)
+			docs := deployment(t, "enforce", tc.extra...)
+			var manifests []string
+			for _, kind := range tc.kinds {
+				manifests = append(manifests, docs[kind+"/karpenter-guard"])
+			}
+			data := renderWebhooks(strings.Join(manifests, "\n---\n"), fmt.Sprintf("https://localhost:%d", env.guardPort), nil)
+			data = regexp.MustCompile(`(?m)^\s+caBundle: *$\n?`).ReplaceAllString(data, "")
+			if r := env.kubectl(t, data, "apply", "-f", "-"); r.code != 0 {
+				t.Fatal(r)
+			}
+			saved := env.guardCerts
+			env.guardCerts = t.TempDir()
+			t.Cleanup(func() { env.stopGuard(); env.guardCerts = saved })
+			stopProjection := projectSecret(t, "karpenter-guard", "karpenter-guard-cert", env.guardCerts)
+			defer stopProjection()
+			env.startGuard(t, guardOptions{config: "aws:\n  onError: allow\n", clusterName: "e2e", region: "us-east-1", noSelfSigned: true,
+				extraArgs: append([]string{"--cert-rotation", "--cert-dns-names", "localhost"}, tc.guardFlags...)})
+			if got := env.kubectlT(t, "get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "-o", "jsonpath={.data.tls\\.crt}"); got == "" {
+				t.Errorf("the Secret holds no certificate")
+			}
+			for _, kind := range tc.kinds {
+				if got := env.kubectlT(t, "get", strings.ToLower(kind), "karpenter-guard", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}"); got == "" {
+					t.Errorf("%s has no CA bundle", kind)
+				}
+			}
+			waitWebhooksServe(t, env)
+		})
 	}
-	saved := env.guardCerts
-	env.guardCerts = t.TempDir()
-	t.Cleanup(func() { env.stopGuard(); env.guardCerts = saved })
-	stopProjection := projectSecret(t, "karpenter-guard", "karpenter-guard-cert", env.guardCerts)
-	defer stopProjection()
-	env.startGuard(t, guardOptions{config: "aws:\n  onError: allow\n", clusterName: "e2e", region: "us-east-1", noSelfSigned: true,
-		extraArgs: []string{"--cert-rotation", "--cert-dns-names", "localhost"}})
-	if got := env.kubectlT(t, "get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "-o", "jsonpath={.data.tls\\.crt}"); got == "" {
-		t.Errorf("the Secret holds no certificate")
-	}
-	for _, kind := range []string{"validatingwebhookconfiguration", "mutatingwebhookconfiguration"} {
-		if got := env.kubectlT(t, "get", kind, "karpenter-guard", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}"); got == "" {
-			t.Errorf("%s has no CA bundle", kind)
-		}
-	}
-	waitWebhooksServe(t, env)
 }
 
 // projectSecret does what the kubelet does for a Secret volume: it writes the Secret's keys into dir and

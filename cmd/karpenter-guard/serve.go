@@ -106,7 +106,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&o.service, "service-name", "karpenter-guard", "the webhook's Service (certificate names)")
 	f.StringVar(&o.secret, "cert-secret-name", "karpenter-guard-cert", "Secret of --cert-rotation")
 	f.StringVar(&o.validatingName, "validating-webhook-configuration", "karpenter-guard", "ValidatingWebhookConfiguration whose CA --cert-rotation keeps")
-	f.StringVar(&o.mutatingName, "mutating-webhook-configuration", "karpenter-guard", "MutatingWebhookConfiguration whose CA --cert-rotation keeps")
+	f.StringVar(&o.mutatingName, "mutating-webhook-configuration", "karpenter-guard", "MutatingWebhookConfiguration whose CA --cert-rotation keeps (\"\" when mutation is not deployed)")
 	f.StringSliceVar(&o.certDNSNames, "cert-dns-names", nil, "more DNS names for the --cert-rotation certificate (a webhook reached by URL)")
 	f.DurationVar(&o.auditInterval, "audit-interval", 10*time.Minute, "how often the leader audits the cluster's objects and replaces the policy reports (also on every change); 0 disables the audit")
 	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica (a Lease in --namespace) to run the audit")
