@@ -174,9 +174,9 @@ func parseMIMEWithLibrary(text string) ([]Part, error) {
 	if !bytes.Contains(body, []byte("--"+boundary)) {
 		return nil, fmt.Errorf("userData MIME body never uses its boundary %q", boundary)
 	}
-	if !bytes.Contains(body, []byte("--"+boundary+"--")) {
-		return nil, fmt.Errorf("userData MIME body has no closing boundary \"--%s--\"", boundary)
-	}
+	// Like Karpenter's reader, a body may end without the closing boundary (--BOUNDARY--) once its
+	// last part is delimited: the reader's EOF after a boundary line ends the parts. A part cut off
+	// by the end of the body is refused, by Karpenter too.
 	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	var parts []Part
 	for {
@@ -188,6 +188,9 @@ func parseMIMEWithLibrary(text string) ([]Part, error) {
 			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}
 		b, err := io.ReadAll(io.LimitReader(p, 1<<20))
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("userData MIME part %d is cut off by the end of the body: end it with a boundary line, \"--%s--\"", len(parts)+1, boundary)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}

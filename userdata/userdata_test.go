@@ -58,6 +58,19 @@ func TestParseAccepts(t *testing.T) {
 		want   UserData
 	}{
 		{
+			// Karpenter's own examples/v1/al2023-custom-userdata.yaml: the last part is delimited, and
+			// the body ends without the closing --//-- line, which Karpenter's reader accepts.
+			name:   "AL2023 MIME ending on a boundary line, not the closing one",
+			family: FamilyAL2023,
+			text: "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n--//\nContent-Type: application/node.eks.aws\n\n" +
+				"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  instance:\n    localStorage:\n      strategy: Mount\n\n" +
+				"--//\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n#!/bin/bash\necho \"Hello, AL2023!\"\n--//\n",
+			want: UserData{MIME: true, Parts: []Part{
+				{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  instance:\n    localStorage:\n      strategy: Mount\n"},
+				{ContentType: "text/x-shellscript", Kind: KindShell, Body: "#!/bin/bash\necho \"Hello, AL2023!\""},
+			}},
+		},
+		{
 			name:   "AL2 plain shell script",
 			family: FamilyAL2,
 			text:   "#!/bin/bash\necho hello\n",
@@ -244,13 +257,13 @@ func TestParseRejects(t *testing.T) {
 			name:    "unterminated boundary",
 			family:  FamilyAL2023,
 			text:    "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n--//\nContent-Type: text/x-shellscript\n\necho hi\n",
-			wantErr: `userData MIME body has no closing boundary "--//--"`,
+			wantErr: `userData MIME part 1 is cut off by the end of the body: end it with a boundary line, "--//--"`,
 		},
 		{
 			name:    "unterminated boundary on AL2 too",
 			family:  FamilyAL2,
 			text:    "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\nContent-Type: text/x-shellscript\r\n\r\necho hi\r\n",
-			wantErr: `userData MIME body has no closing boundary "--B--"`,
+			wantErr: `userData MIME part 1 is cut off by the end of the body: end it with a boundary line, "--B--"`,
 		},
 		{
 			name:    "only a closing boundary",
