@@ -377,19 +377,19 @@ func TestUnreadableObjectsAfterACRDUpgrade(t *testing.T) {
 
 	const field = "spec.associatePublicIPAddress: expected"
 	r := env.kubectl(t, widenedClass("widened-new"), "apply", "-f", "-")
-	if got := denials(t, r); r.code == 0 || len(got) != 0 || !strings.Contains(r.stderr, `karpenter-guard: EC2NodeClass "widened-new" denied: request.object cannot be read: `) ||
+	if got := denials(t, r); r.code == 0 || len(got) != 0 || !strings.Contains(r.stderr, `karpenter-guard: EC2NodeClass "widened-new" denied: cannot read the object: spec.associatePublicIPAddress: `) ||
 		!strings.Contains(r.stderr, field) {
 		t.Errorf("mode enforce, a CREATE it cannot read: exit %d, want refused naming the field\n%s", r.code, r.stderr)
 	}
 	// An annotation karpenter-guard reads is sent to it even with the spec unchanged.
 	r = env.kubectl(t, "", "annotate", "ec2nodeclass", "widened-stored", "karpenter-guard.io/skip-reason=reviewed")
-	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: request.object cannot be read: ") || !strings.Contains(r.stderr, field) {
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: cannot read the object: ") || !strings.Contains(r.stderr, field) {
 		t.Errorf("mode enforce, an edit that leaves the spec as stored: exit %d, want allowed with a warning naming the field\n%s", r.code, r.stderr)
 	}
 	env.startGuard(t, guardOptions{config: "mode: warn\naws:\n  onError: allow\n", clusterName: "e2e", region: "us-east-1"})
 	env.registerWebhooks(t, "warn")
 	r = env.kubectl(t, widenedClass("widened-new"), "apply", "-f", "-")
-	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: request.object cannot be read: ") {
+	if r.code != 0 || !strings.Contains(r.stderr, "Warning: [karpenter-guard] not checked: cannot read the object: ") {
 		t.Errorf("mode warn, a CREATE it cannot read: exit %d, want allowed with the warning\n%s", r.code, r.stderr)
 	}
 }

@@ -67,17 +67,17 @@ func TestUnreadableObjects(t *testing.T) {
 			const field = "spec.role: expected a string, found a list"
 			if !resp.Allowed {
 				first, _, _ := strings.Cut(resp.Result.Message, "\n")
-				if resp.Result.Code != 403 || !strings.HasPrefix(first, `karpenter-guard: EC2NodeClass "odd" denied: request.object cannot be read`) || !strings.Contains(first, field) {
+				if resp.Result.Code != 403 || !strings.HasPrefix(first, `karpenter-guard: EC2NodeClass "odd" denied: cannot read the object: spec.role`) || !strings.Contains(first, field) {
 					t.Errorf("denial %d %q: want a 403 naming the field", resp.Result.Code, resp.Result.Message)
 				}
 				return
 			}
-			warned := strings.Contains(strings.Join(resp.Warnings, "\n"), "[karpenter-guard] not checked: request.object cannot be read") &&
+			warned := strings.Contains(strings.Join(resp.Warnings, "\n"), "[karpenter-guard] not checked: cannot read the object: ") &&
 				strings.Contains(strings.Join(resp.Warnings, "\n"), field)
 			if warned != tc.wantWarn {
 				t.Errorf("warnings %q: want a warning naming the field: %v", resp.Warnings, tc.wantWarn)
 			}
-			if tc.mode == "dry-run" && !strings.HasPrefix(resp.AuditAnnotations["unread"], "would deny: request.object cannot be read") {
+			if tc.mode == "dry-run" && !strings.HasPrefix(resp.AuditAnnotations["unread"], "would deny: cannot read the object: ") {
 				t.Errorf("dry-run audit annotations %v: want the would-deny recorded", resp.AuditAnnotations)
 			}
 			if tc.path == webhook.MutatePath && len(resp.Patch) > 0 {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -109,8 +110,9 @@ type review struct {
 	// compared to tell what an UPDATE changes, even when a view cannot be read (a field of a type
 	// this version of karpenter-guard does not know). Nil when not even that could be read.
 	objRoot, oldRoot *yaml.Node
-	// objErr and oldErr say why obj or old could not be read.
-	objErr, oldErr error
+	// objErr says why obj could not be read (for DELETE, the object being deleted). Why old could
+	// not be read is not kept: the stored object is never a reason to refuse.
+	objErr error
 }
 
 // ref names the object of the review for messages: Kind "name".
@@ -172,13 +174,13 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 		if len(req.Object.Raw) == 0 {
 			return nil, errored(http.StatusBadRequest, rv, errors.New("the AdmissionReview has no request.object"))
 		}
-		rv.obj, rv.objRoot, rv.objErr = readObject(a, "object", req.Object.Raw)
+		rv.obj, rv.objRoot, rv.objErr = readObject(a, req.Object.Raw, "object")
 		if req.Operation == admissionv1.Update {
-			rv.old, rv.oldRoot, rv.oldErr = readObject(a, "oldObject", req.OldObject.Raw)
+			rv.old, rv.oldRoot, _ = readObject(a, req.OldObject.Raw, "stored object")
 		}
 	case admissionv1.Delete:
-		rv.old, rv.oldRoot, rv.oldErr = readObject(a, "oldObject", req.OldObject.Raw)
-		rv.obj, rv.objRoot, rv.objErr = rv.old, rv.oldRoot, rv.oldErr
+		rv.old, rv.oldRoot, rv.objErr = readObject(a, req.OldObject.Raw, "stored object")
+		rv.obj, rv.objRoot = rv.old, rv.oldRoot
 	default:
 		resp := admission.Allowed("karpenter-guard does not review " + string(req.Operation))
 		return nil, &resp
@@ -187,21 +189,23 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 }
 
 // readObject decodes one object of a review (JSON, as the API server sends it): the object with its
-// typed view, and its plain tree, which is there even when the view cannot be read.
-func readObject(a *objects.Arena, field string, raw []byte) (*objects.Object, *yaml.Node, error) {
+// typed view, and its plain tree, which is there even when the view cannot be read. what names it in
+// errors ("object", "stored object").
+func readObject(a *objects.Arena, raw []byte, what string) (*objects.Object, *yaml.Node, error) {
 	if len(raw) == 0 {
-		return nil, nil, fmt.Errorf("the AdmissionReview has no request.%s", field)
+		return nil, nil, fmt.Errorf("the AdmissionReview carries no %s", what)
 	}
 	d, err := objects.FromJSONIn(a, raw, "")
 	if err == nil && d.Object != nil {
 		return d.Object, d.Object.Root, nil
 	}
 	if err == nil {
-		err = fmt.Errorf("request.%s is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", field)
+		err = fmt.Errorf("cannot read the %s: it is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", what)
 	} else if de := (*objects.DecodeError)(nil); errors.As(err, &de) {
-		err = fmt.Errorf("request.%s cannot be read: %s", field, de.Message)
+		// The webhook's own message names the object: the decoder's Kind "name" prefix goes.
+		err = fmt.Errorf("cannot read the %s: %s", what, decodedObjectPrefix.ReplaceAllString(de.Message, ""))
 	} else {
-		err = fmt.Errorf("request.%s cannot be read: %w", field, err)
+		err = fmt.Errorf("cannot read the %s: %w", what, err)
 	}
 	// The plain tree, for what the request changes; yaml.v3 reads JSON. Only undecodable objects take
 	// this path.
@@ -211,6 +215,9 @@ func readObject(a *objects.Arena, field string, raw []byte) (*objects.Object, *y
 	}
 	return nil, doc.Content[0], err
 }
+
+// decodedObjectPrefix is how the decoder's messages start: Kind "name": .
+var decodedObjectPrefix = regexp.MustCompile(`^[A-Za-z0-9]+ "(?:[^"\\]|\\.)*": `)
 
 func errored(code int32, rv *review, err error) *admission.Response {
 	resp := admission.Errored(code, fmt.Errorf("karpenter-guard: %s %s: %w", rv.req.Kind.Kind, rv.req.Name, err))

@@ -48,7 +48,7 @@ func TestBadRequests(t *testing.T) {
 		{"no object", review(func(ar *admissionv1.AdmissionReview) { ar.Request.Object.Raw = nil }), 200, "the AdmissionReview has no request.object"},
 		{"undecodable object", review(func(ar *admissionv1.AdmissionReview) {
 			ar.Request.Object.Raw = []byte(`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"name":"x"},"spec":{"role":["a","b"]}}`)
-		}), 200, `request.object cannot be read: EC2NodeClass \"x\": spec.role: expected a string, found a list`},
+		}), 200, `denied: cannot read the object: spec.role: expected a string, found a list`},
 		{"a kind it does not review", review(func(ar *admissionv1.AdmissionReview) { ar.Request.Kind.Kind = "Pod"; ar.Request.Kind.Group = "" }), 200, `karpenter-guard does not review Pod`},
 		{"another ConfigMap", review(func(ar *admissionv1.AdmissionReview) {
 			ar.Request.Kind.Kind, ar.Request.Kind.Group, ar.Request.Name, ar.Request.Namespace = "ConfigMap", "", "coredns", "kube-system"
