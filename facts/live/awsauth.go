@@ -25,18 +25,12 @@ func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 		return nil, facts.Unknown(facts.AWSAuth, "no access to the cluster's Kubernetes API (give a kubeconfig)")
 	}
 	const key = "kube:aws-auth"
-	var l cache.Lookup[any]
-	var err error
-	if facts.OnlyAtHand(ctx) {
-		var ok bool
-		if l, ok, err = p.cache.Cached(key, 0); !ok {
-			return nil, facts.NotAtHand(ctx, facts.AWSAuth)
-		}
-	} else {
-		l, err = p.cache.Get(ctx, key, func(ctx context.Context) (cache.Answer[any], error) {
-			cm, err := p.readAWSAuth(ctx)
-			return cache.Answer[any]{Value: cm, TTL: AWSAuthTTL}, err
-		})
+	l, err := p.get(ctx, facts.AWSAuth, key, 0, func(ctx context.Context) (cache.Answer[any], error) {
+		cm, err := p.readAWSAuth(ctx)
+		return cache.Answer[any]{Value: cm, TTL: AWSAuthTTL}, err
+	})
+	if errors.Is(err, facts.ErrNotAtHand) {
+		return nil, err
 	}
 	p.opts.Metrics.lookup(string(facts.AWSAuth), l.Result)
 	if err != nil {

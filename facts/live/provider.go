@@ -114,15 +114,7 @@ func lookup[T any](ctx context.Context, p *Provider, fact facts.Fact, action, ke
 // lookupWithin is lookup for an answer no older than maxAge (0: any unexpired answer). In a
 // facts.AtHandOnly context it answers from the cache only, and asks nothing.
 func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, maxAge time.Duration, fetch func(context.Context) (T, bool, error)) (T, error) {
-	var zero T
-	if facts.OnlyAtHand(ctx) {
-		l, ok, err := p.cache.Cached(action+" "+key, maxAge)
-		if !ok {
-			return zero, facts.NotAtHand(ctx, fact)
-		}
-		return answer[T](ctx, p, fact, action, key, l, err)
-	}
-	l, err := p.cache.GetWithin(ctx, action+" "+key, maxAge, func(fctx context.Context) (cache.Answer[any], error) {
+	l, err := p.get(ctx, fact, action+" "+key, maxAge, func(fctx context.Context) (cache.Answer[any], error) {
 		v, negative, err := fetch(fctx)
 		var ce *CallError
 		var nf *ClusterNotFoundError
@@ -138,7 +130,25 @@ func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, acti
 		}
 		return cache.Answer[any]{Value: v, Negative: negative}, nil
 	})
+	if errors.Is(err, facts.ErrNotAtHand) {
+		var zero T
+		return zero, err
+	}
 	return answer[T](ctx, p, fact, action, key, l, err)
+}
+
+// get answers key through the cache, fetching it when needed; in a facts.AtHandOnly context it asks
+// nothing, and a question without an answer at hand is facts.NotAtHand (an error wrapping
+// facts.ErrNotAtHand, neither counted nor worded: the engine asks it ahead and runs again).
+func (p *Provider) get(ctx context.Context, fact facts.Fact, key string, maxAge time.Duration, fetch cache.Fetch[any]) (cache.Lookup[any], error) {
+	if !facts.OnlyAtHand(ctx) {
+		return p.cache.GetWithin(ctx, key, maxAge, fetch)
+	}
+	l, ok, err := p.cache.Cached(key, maxAge)
+	if !ok {
+		return l, facts.NotAtHand(ctx, fact)
+	}
+	return l, err
 }
 
 // answer turns a cache lookup into lookup's answer: counted, an error worded as an unknown fact, a
