@@ -176,17 +176,7 @@ func (c *cluster) registerDownWebhooks(t *testing.T, mode, outage, hung string) 
 // failedOpen reports whether the audit log records the API server failing open on karpenter-guard's
 // validating webhook for a request on the named object.
 func failedOpen(c *cluster, name string) bool {
-	data, err := os.ReadFile(c.auditLog())
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.Contains(l, `"name":"`+name+`"`) && strings.Contains(l, `"failed-open.validating.webhook.admission.k8s.io/`) &&
-			strings.Contains(l, "karpenter.validate.karpenter-guard.io") {
-			return true
-		}
-	}
-	return false
+	return auditLogHas(c, name, `"failed-open.validating.webhook.admission.k8s.io/`, "karpenter.validate.karpenter-guard.io")
 }
 
 // hungWebhook is a webhook that accepts connections and never answers (a process stuck, a node gone

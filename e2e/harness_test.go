@@ -624,14 +624,26 @@ spec:
 // annotated reports whether the audit log records karpenter-guard's annotations on a request for the
 // named object.
 func annotated(c *cluster, name string) bool {
+	return auditLogHas(c, name, `"karpenter.validate.karpenter-guard.io/`)
+}
+
+// auditLogHas reports whether a line of the audit log about the named object holds every one of want.
+func auditLogHas(c *cluster, name string, want ...string) bool {
 	data, err := os.ReadFile(c.auditLog())
 	if err != nil {
 		return false
 	}
+lines:
 	for _, l := range bytes.Split(data, []byte("\n")) {
-		if bytes.Contains(l, []byte(`"name":"`+name+`"`)) && bytes.Contains(l, []byte(`"karpenter.validate.karpenter-guard.io/`)) {
-			return true
+		if !bytes.Contains(l, []byte(`"name":"`+name+`"`)) {
+			continue
 		}
+		for _, w := range want {
+			if !bytes.Contains(l, []byte(w)) {
+				continue lines
+			}
+		}
+		return true
 	}
 	return false
 }
