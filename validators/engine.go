@@ -149,7 +149,12 @@ func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() b
 // runsIn returns the rule's action in c, and whether it runs there at all: not for another operation,
 // not when the configuration turns it off.
 func (r *Rule) runsIn(c *Context) (config.Action, bool) {
-	if len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation) {
+	switch {
+	case len(r.Operations) > 0 && !slices.Contains(r.Operations, c.Operation):
+		return "", false
+	case len(r.Operations) == 0 && c.Operation == OperationDelete:
+		// A deletion is judged only by the rules that judge deletions: what the object holds no
+		// longer matters once it goes (a malformed aws-auth may always be deleted).
 		return "", false
 	}
 	action := c.Config.ActionFor(r.ID, r.DefaultAction)

@@ -51,7 +51,9 @@ type Rule struct {
 	Fixable bool
 	Scope   Scope
 	// Operations, when set, limits an admission rule to these operations (OperationUpdate, …): a rule
-	// that judges a change has nothing to say, and no fact to ask, on a CREATE.
+	// that judges a change has nothing to say, and no fact to ask, on a CREATE. A rule without them
+	// judges what an object holds: it runs outside admission and on CREATE and UPDATE, never on a
+	// DELETE.
 	Operations []string
 	// Summary is the one-line trigger shown in `rules` and the README table.
 	Summary string

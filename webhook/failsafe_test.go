@@ -175,3 +175,26 @@ func TestMetricsCardinality(t *testing.T) {
 		t.Errorf(`admission_requests_total{kind="other",operation="other",decision="allow"} = %v, want 10002`, got)
 	}
 }
+
+// TestDeletingABrokenAWSAuth: deleting an aws-auth ConfigMap that is malformed, or that karpenter-guard
+// cannot read at all, is never refused for what it holds (only for the node roles its deletion would
+// drop, which these map none of).
+func TestDeletingABrokenAWSAuth(t *testing.T) {
+	srv := startServer(t, reviewer(t, nil, parseConfig(t, "mode: enforce\naws:\n  onError: allow\n"), nil), webhook.DefaultLimits())
+	cm := func(data string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"aws-auth","namespace":"kube-system"},"data":` + data + `}`
+	}
+	for _, tc := range []struct {
+		name, stored, warning string
+	}{
+		{"malformed", cm(`{"mapRoles":"[["}`), ""},
+		{"unreadable", cm(`5`), "[karpenter-guard] not checked: cannot read the stored object: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Delete, "", tc.stored, false))
+			if !resp.Allowed || !strings.HasPrefix(strings.Join(resp.Warnings, "\n"), tc.warning) {
+				t.Errorf("allowed=%v warnings %q %+v: want allowed, warned %q", resp.Allowed, resp.Warnings, resp.Result, tc.warning)
+			}
+		})
+	}
+}

@@ -340,11 +340,7 @@ func (r *Reviewer) unreviewable(rv *review) *admission.Response {
 	switch {
 	case rv.beingDeleted():
 		resp = admission.Allowed("karpenter-guard does not review an object being deleted")
-	case rv.objErr != nil && rv.req.Operation == admissionv1.Delete:
-		// Deleting an object karpenter-guard cannot read (aws-auth): nothing to check it against.
-		resp = admission.Allowed("")
-		resp.Warnings = []string{clip("[karpenter-guard] not checked: "+wording.OneLine(rv.objErr.Error()), maxWarning)}
-	case rv.objErr != nil:
+	case rv.objErr != nil: // a DELETE changes no spec: never refused
 		resp = r.unread(rv)
 	default:
 		return nil
