@@ -56,17 +56,13 @@ FUZZMINIMIZETIME ?= 5s
 # Every fuzz target, as package:Function.
 FUZZ_TARGETS := manifest:FuzzParse \
 	userdata:FuzzParse \
-	userdata:FuzzFastMIME \
-	userdata:FuzzSimpleNodeConfig \
-	userdata:FuzzSimpleMediaType \
 	awsauth:FuzzParse \
 	fix:FuzzFix \
 	facts:FuzzDecodeSnapshot \
 	facts:FuzzFoldLookups \
 	facts:FuzzWildcard \
 	webhook:FuzzReview \
-	objects:FuzzFromJSON \
-	objects:FuzzDecodeFast
+	objects:FuzzFromJSON
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz ./$${t%%:*} $${t#*:}"; \

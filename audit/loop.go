@@ -219,8 +219,8 @@ func (l *Loop) publish(o *Outcome) {
 }
 
 func uidOf(o *objects.Object) string {
-	if n := objects.Lookup(o.Root, "metadata", "uid"); n != nil {
-		return n.Value
+	if uid, ok := o.Fields.Value("metadata", "uid").(string); ok && uid != "" {
+		return uid
 	}
 	return o.Kind + "/" + o.Namespace + "/" + o.Name
 }

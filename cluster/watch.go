@@ -6,7 +6,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -279,13 +278,10 @@ func (co *Objects) Synced(context.Context) error {
 }
 
 // ToObject converts a cluster object into the rules' view, named "cluster/Kind/name" where a
-// manifest would have its file.
+// manifest would have its file. The Object reads its fields from u's content, which the cache shares:
+// neither may be modified after.
 func ToObject(u *unstructured.Unstructured) (*objects.Object, error) {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s %s: %w", u.GetKind(), u.GetName(), err)
-	}
-	d, err := objects.FromJSON(data, "cluster/"+u.GetKind()+"/"+u.GetName())
+	d, err := objects.FromUnstructured(u.Object, "cluster/"+u.GetKind()+"/"+u.GetName())
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {

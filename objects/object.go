@@ -46,7 +46,7 @@ func (r Ref) String() string {
 	return fmt.Sprintf("%s %q", r.Kind, r.Name)
 }
 
-// Object is one recognised Kubernetes object with its source position and typed view.
+// Object is one recognised Kubernetes object: its identity, its typed view, and where its fields are.
 type Object struct {
 	APIVersion  string
 	Kind        string
@@ -56,29 +56,36 @@ type Object struct {
 
 	// File is the path the object was read from ("" when it came from an admission request).
 	File string
-	// LineOffset is added to a node's Line to get the line in File.
-	LineOffset int
-	// Root is the object's mapping node: every field, known or not.
-	Root *yaml.Node
-	// DocRoot is the root node of the YAML document the object came from (the List for list items),
-	// and DocEndLine the document's last line in File: the fixer needs both to find where a field ends.
-	DocRoot    *yaml.Node
-	DocEndLine int
-	// JSON is true when the source document was JSON (flow style) rather than block YAML.
-	JSON bool
+	// Fields reads the object's fields and says where they are, whatever the source: rules use it and
+	// the views, never the source's nodes below.
+	Fields Fields
 
 	// Exactly one of the views is set, by Kind; none for a ClusterFacts document.
 	NodeClass *EC2NodeClass
 	NodePool  *NodePool
 	AWSAuth   *ConfigMap
+
+	// The rest is set only for objects read from a manifest file (Decode), for the CLI's --fix, which
+	// edits the text: the object's mapping node (every field, known or not, with comments), the
+	// offset from node lines to file lines, the root node of the YAML document the object came from
+	// (the List for list items), the document's last line, and whether it was JSON (flow style).
+	Root       *yaml.Node
+	LineOffset int
+	DocRoot    *yaml.Node
+	DocEndLine int
+	JSON       bool
 }
 
 // Ref returns the object's reference, positioned at its first line.
 func (o *Object) Ref() Ref {
-	return Ref{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, File: o.File, Line: o.LineOf(o.Root)}
+	line := 0
+	if o.Fields != nil {
+		line = o.Fields.Line()
+	}
+	return Ref{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, File: o.File, Line: line}
 }
 
-// LineOf returns the line in the object's file of a node inside the object (0 when unknown).
+// LineOf returns the line in the object's file of a node of its Root (0 when unknown).
 func (o *Object) LineOf(n *yaml.Node) int {
 	if n == nil || n.Line == 0 {
 		return 0

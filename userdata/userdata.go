@@ -137,15 +137,7 @@ func parseMIME(text string) ([]Part, error) {
 	if strings.TrimLeft(text, " \t\r\n") != text {
 		return nil, errors.New("userData MIME headers must start on the first line: Karpenter reads the blank lines or spaces before them as an empty header")
 	}
-	if parts, ok := fastParseMIME(text); ok {
-		return parts, nil
-	}
-	return parseMIMEWithLibrary(text)
-}
-
-// parseMIMEWithLibrary parses userData MIME with net/mail and mime/multipart, as Karpenter does,
-// and says why a document is refused.
-func parseMIMEWithLibrary(text string) ([]Part, error) {
+	// net/mail and mime/multipart, as Karpenter reads it; their errors say why a document is refused.
 	// net/mail wants CRLF or LF headers followed by a blank line; userData written in YAML block scalars
 	// uses LF, which it accepts.
 	msg, err := mail.ReadMessage(strings.NewReader(text))
@@ -257,14 +249,6 @@ func partName(part int) string {
 // MIME part the text is (0: the whole userData); errors name it, and their line numbers count
 // within it.
 func checkNodeConfig(text string, part int) error {
-	if simpleNodeConfig(text) {
-		return nil
-	}
-	return checkNodeConfigWithYAML(text, part)
-}
-
-// checkNodeConfigWithYAML is checkNodeConfig through yaml.v3, which also writes its error messages.
-func checkNodeConfigWithYAML(text string, part int) error {
 	// In a part, "line 4" would be read as a line of the whole userData.
 	lineSuffix := ""
 	if part > 0 {

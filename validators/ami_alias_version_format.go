@@ -30,7 +30,7 @@ var amiAliasVersionFormat = &Rule{
 			if msg, fix := checkAlias(t.Alias); msg != "" {
 				out = append(out, Finding{
 					Field:   objects.Path("spec", "amiSelectorTerms", i, "alias"),
-					Line:    lineAt(o, "spec", "amiSelectorTerms", i, "alias"),
+					Line:    o.Fields.Line("spec", "amiSelectorTerms", i, "alias"),
 					Message: msg,
 					Fix:     fix,
 				})

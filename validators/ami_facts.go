@@ -39,7 +39,7 @@ var amiSelectorNoMatch = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
-				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
 				Message: fmt.Sprintf("AMI term %d (%s) resolves to no available image", i, desc),
 				Fix:     c.noMatchFix(t),
 			})
@@ -99,7 +99,7 @@ var amiOwnerNotAllowed = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
-				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
 				Message: fmt.Sprintf("AMI term %d selects images whose owner is not allowed (%s): %s", i, strings.Join(c.Config.AMIOwners.Allowed, ", "), describeImages(bad)),
 				Fix:     "add owner: to the term with an allowed owner, or extend amiOwners.allowed if this publisher is trusted",
 			})
@@ -145,7 +145,7 @@ var amiFamilyMismatch = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
-				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
 				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, which cannot read %s userData: %s", want, i, strings.Join(fams, "/"), want, describeImages(bad)),
 				Fix:     fmt.Sprintf("select %s images (e.g. alias: %s), or set amiFamily to the images' family", want, defaultAlias(want)),
 			})
@@ -173,7 +173,7 @@ var amiFamilyEOL = &Rule{
 		fam, _, hasAlias := alias(nc)
 		switch {
 		case minor >= 33 && (nc.Spec.AMIFamily == userdata.FamilyAL2 || fam == "al2"):
-			field, line := "spec.amiFamily", lineAt(o, "spec", "amiFamily")
+			field, line := "spec.amiFamily", o.Fields.Line("spec", "amiFamily")
 			if fam == "al2" {
 				field, line = aliasField(o)
 			}
@@ -203,7 +203,7 @@ var amiFamilyEOL = &Rule{
 					}
 				}
 				if len(al2) > 0 {
-					return []Finding{{Field: objects.Path("spec", "amiSelectorTerms", i), Line: lineAt(o, "spec", "amiSelectorTerms", i),
+					return []Finding{{Field: objects.Path("spec", "amiSelectorTerms", i), Line: o.Fields.Line("spec", "amiSelectorTerms", i),
 						Message: fmt.Sprintf("AMI term %d selects AL2 images on Kubernetes %s, where AL2 is no longer supported: %s", i, cl.Version, describeImages(al2)),
 						Fix:     "amiSelectorTerms: [{alias: al2023@latest}]"}}
 				}
@@ -216,10 +216,10 @@ var amiFamilyEOL = &Rule{
 func aliasField(o *objects.Object) (string, int) {
 	for i, t := range o.NodeClass.Spec.AMISelectorTerms {
 		if t.Alias != "" {
-			return objects.Path("spec", "amiSelectorTerms", i, "alias"), lineAt(o, "spec", "amiSelectorTerms", i, "alias")
+			return objects.Path("spec", "amiSelectorTerms", i, "alias"), o.Fields.Line("spec", "amiSelectorTerms", i, "alias")
 		}
 	}
-	return "spec.amiSelectorTerms", lineAt(o, "spec", "amiSelectorTerms")
+	return "spec.amiSelectorTerms", o.Fields.Line("spec", "amiSelectorTerms")
 }
 
 // resolveTerm returns the available images a term selects and a short description of the term, once

@@ -45,7 +45,7 @@ var amiSelectorMissingOwner = &Rule{
 	Check: func(c *Context, o *objects.Object) []Finding {
 		var out []Finding
 		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
-			if t.Name == "" || t.Owner != "" || has(o, "spec", "amiSelectorTerms", i, "owner") {
+			if t.Name == "" || t.Owner != "" || o.Fields.Has("spec", "amiSelectorTerms", i, "owner") {
 				continue
 			}
 			msg := fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name)
@@ -54,7 +54,7 @@ var amiSelectorMissingOwner = &Rule{
 			}
 			f := Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
-				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
 				Message: msg,
 			}
 			owner, several := c.resolvedOwner(t)

@@ -37,7 +37,7 @@ var deprecatedDisruptionAnnotation = &Rule{
 			}
 			f := Finding{
 				Field:   objects.Path(append(path, key)...),
-				Line:    lineAt(o, append(path, key)...),
+				Line:    o.Fields.Line(append(path, key)...),
 				Message: fmt.Sprintf("%s is ignored since Karpenter v1, so these nodes are not protected from disruption", key),
 				Fix:     annotationDoNotDisrupt + `: "true"`,
 			}
@@ -86,7 +86,7 @@ var staleCompatibilityAnnotation = &Rule{
 		for _, k := range stale {
 			out = append(out, Finding{
 				Field:   objects.Path(append(path, k)...),
-				Line:    lineAt(o, append(path, k)...),
+				Line:    o.Fields.Line(append(path, k)...),
 				Message: fmt.Sprintf("%s is a leftover of the v1beta1 conversion and means nothing today", k),
 				Fix:     "remove the annotation " + k,
 				Edits:   []Edit{{Object: o, Path: path, Op: EditDelete, Key: k}},

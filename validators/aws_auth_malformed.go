@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/objects"
@@ -36,7 +34,7 @@ var awsAuthMalformed = &Rule{
 				if k == awsauth.KeyMapRoles || k == awsauth.KeyMapUsers || k == awsauth.KeyMapAccounts {
 					out = append(out, Finding{
 						Field:   objects.Path("data", k),
-						Line:    lineAt(o, "data", k),
+						Line:    o.Fields.Line("data", k),
 						Message: fmt.Sprintf("data.%s is a YAML structure, but ConfigMap data values are strings: EKS cannot read it", k),
 						Fix:     fmt.Sprintf("write it as a block string: %s: |, with the list indented below", k),
 					})
@@ -45,9 +43,9 @@ var awsAuthMalformed = &Rule{
 		}
 		_, problems := awsauth.Parse(data)
 		for _, p := range problems {
-			line := lineAt(o, "data", p.Key)
+			line := o.Fields.Line("data", p.Key)
 			if p.Line > 0 {
-				line = valueLine(o, p.Key, p.Line)
+				line = o.Fields.TextLine(p.Line, "data", p.Key)
 			}
 			where := ""
 			if o.File != "" {
@@ -62,18 +60,6 @@ var awsAuthMalformed = &Rule{
 		}
 		return out
 	},
-}
-
-// valueLine maps a line inside a data value to the file line.
-func valueLine(o *objects.Object, key string, inner int) int {
-	v := objects.Lookup(o.Root, "data", key)
-	if v == nil {
-		return lineAt(o, "data", key)
-	}
-	if v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return o.LineOf(v) + inner
-	}
-	return o.LineOf(v) + inner - 1
 }
 
 func fixFor(p awsauth.Problem) string {

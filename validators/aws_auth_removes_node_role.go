@@ -111,7 +111,7 @@ var awsAuthRemovesNodeRole = &Rule{
 			}
 			out = append(out, Finding{
 				Field: "data.mapRoles",
-				Line:  lineAt(o, "data", "mapRoles"),
+				Line:  o.Fields.Line("data", "mapRoles"),
 				Message: fmt.Sprintf("%s %s; that mapping is what lets nodes of %s join cluster %s (mode %s), so new nodes would never join",
 					edit, what, namedList(l.classes, "EC2NodeClass", "EC2NodeClasses"), cluster.Name, cluster.AuthenticationMode),
 				Fix: fix,

@@ -27,7 +27,7 @@ var ebsUnencrypted = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "blockDeviceMappings", i, "ebs", "encrypted"),
-				Line:    lineAt(o, "spec", "blockDeviceMappings", i, "ebs", "encrypted"),
+				Line:    o.Fields.Line("spec", "blockDeviceMappings", i, "ebs", "encrypted"),
 				Message: fmt.Sprintf("EBS volume %s is created unencrypted", dev),
 				Fix:     "encrypted: true",
 			})

@@ -102,11 +102,7 @@ var exceptionUnknownRule = &Rule{
 
 // annotationLine returns the file line of an annotation key, or the object's line.
 func annotationLine(o *objects.Object, key string) int {
-	k, _ := objects.MapEntry(objects.Lookup(o.Root, annotationPath()...), key)
-	if k != nil {
-		return o.LineOf(k)
-	}
-	return o.LineOf(o.Root)
+	return o.Fields.Line(append(annotationPath(), key)...)
 }
 
 func quoteList(s []string) string {

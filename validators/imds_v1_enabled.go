@@ -20,7 +20,7 @@ var imdsV1Enabled = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.metadataOptions.httpTokens",
-			Line:    lineAt(o, "spec", "metadataOptions", "httpTokens"),
+			Line:    o.Fields.Line("spec", "metadataOptions", "httpTokens"),
 			Message: "httpTokens is optional, so IMDSv1 hands the node role's credentials to any pod that can reach the metadata service",
 			Fix:     "httpTokens: required",
 		}}

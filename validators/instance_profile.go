@@ -34,7 +34,7 @@ var instanceProfileNotFound = &Rule{
 		}
 		f := Finding{
 			Field:   "spec.instanceProfile",
-			Line:    lineAt(o, "spec", "instanceProfile"),
+			Line:    o.Fields.Line("spec", "instanceProfile"),
 			Message: fmt.Sprintf("instance profile %q does not exist in the account, so every launch fails", name),
 			Fix:     fmt.Sprintf("aws iam create-instance-profile --instance-profile-name %s, then add the node role to it; or set spec.role and let Karpenter manage the profile", name),
 		}
@@ -71,7 +71,7 @@ var instanceProfileNoRole = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.instanceProfile",
-			Line:    lineAt(o, "spec", "instanceProfile"),
+			Line:    o.Fields.Line("spec", "instanceProfile"),
 			Message: fmt.Sprintf("instance profile %q holds no role, so nodes get no credentials and never join", p.Name),
 			Fix:     fmt.Sprintf("aws iam add-role-to-instance-profile --instance-profile-name %s --role-name <node role>", p.Name),
 		}}

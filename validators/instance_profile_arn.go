@@ -28,7 +28,7 @@ var instanceProfileARN = &Rule{
 		}
 		f := Finding{
 			Field:   "spec.instanceProfile",
-			Line:    lineAt(o, "spec", "instanceProfile"),
+			Line:    o.Fields.Line("spec", "instanceProfile"),
 			Message: fmt.Sprintf("instanceProfile is the ARN %q, but Karpenter uses it as a name, so every launch fails", v),
 		}
 		if name == "" || strings.Contains(name, ":") {

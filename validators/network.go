@@ -30,7 +30,7 @@ var subnetSelectorNoMatch = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.subnetSelectorTerms",
-			Line:    lineAt(o, "spec", "subnetSelectorTerms"),
+			Line:    o.Fields.Line("spec", "subnetSelectorTerms"),
 			Message: fmt.Sprintf("subnetSelectorTerms (%s) match no subnet, so no node can launch", describeSelector(o.NodeClass.Spec.SubnetSelectorTerms)),
 			Fix:     c.listInVPC("subnets", "describe-subnets", "tag the cluster's private subnets with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
 		}}
@@ -54,7 +54,7 @@ var securityGroupSelectorNoMatch = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.securityGroupSelectorTerms",
-			Line:    lineAt(o, "spec", "securityGroupSelectorTerms"),
+			Line:    o.Fields.Line("spec", "securityGroupSelectorTerms"),
 			Message: fmt.Sprintf("securityGroupSelectorTerms (%s) match no security group, so no node can launch", describeSelector(o.NodeClass.Spec.SecurityGroupSelectorTerms)),
 			Fix:     c.listInVPC("security groups", "describe-security-groups", "tag the node security group with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
 		}}
@@ -90,7 +90,7 @@ var selectorVPCMismatch = &Rule{
 			}
 		}
 		if len(bad) > 0 {
-			out = append(out, Finding{Field: "spec.subnetSelectorTerms", Line: lineAt(o, "spec", "subnetSelectorTerms"),
+			out = append(out, Finding{Field: "spec.subnetSelectorTerms", Line: o.Fields.Line("spec", "subnetSelectorTerms"),
 				Message: fmt.Sprintf("selected subnets are outside cluster %s's VPC %s: %s", cl.Name, cl.VPCID, strings.Join(bad, ", ")),
 				Fix:     "narrow the terms to subnets of " + cl.VPCID})
 		}
@@ -101,7 +101,7 @@ var selectorVPCMismatch = &Rule{
 			}
 		}
 		if len(bad) > 0 {
-			out = append(out, Finding{Field: "spec.securityGroupSelectorTerms", Line: lineAt(o, "spec", "securityGroupSelectorTerms"),
+			out = append(out, Finding{Field: "spec.securityGroupSelectorTerms", Line: o.Fields.Line("spec", "securityGroupSelectorTerms"),
 				Message: fmt.Sprintf("selected security groups are outside cluster %s's VPC %s: %s", cl.Name, cl.VPCID, strings.Join(bad, ", ")),
 				Fix:     "narrow the terms to groups of " + cl.VPCID})
 		}
@@ -147,7 +147,7 @@ var subnetPublic = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.subnetSelectorTerms",
-			Line:    lineAt(o, "spec", "subnetSelectorTerms"),
+			Line:    o.Fields.Line("spec", "subnetSelectorTerms"),
 			Message: "the selector picks public subnets: " + strings.Join(pub, "; "),
 			Fix:     "remove the discovery tag from the public subnets (or narrow the terms to private ones), or set associatePublicIPAddress deliberately",
 		}}

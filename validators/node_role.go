@@ -42,7 +42,7 @@ var nodeRoleNotAuthorized = &Rule{
 		}
 		return []Finding{{
 			Field:   a.field,
-			Line:    lineAt(o, "spec", strings.TrimPrefix(a.field, "spec.")),
+			Line:    o.Fields.Line("spec", strings.TrimPrefix(a.field, "spec.")),
 			Message: a.whyNotCovered(),
 			Fix:     a.fix(),
 		}}
@@ -75,7 +75,7 @@ var nodeRoleAccessEntryType = &Rule{
 		}
 		return []Finding{{
 			Field:   a.field,
-			Line:    lineAt(o, "spec", strings.TrimPrefix(a.field, "spec.")),
+			Line:    o.Fields.Line("spec", strings.TrimPrefix(a.field, "spec.")),
 			Message: msg,
 			Fix:     a.recreateEntry(),
 		}}
@@ -102,7 +102,7 @@ var nodeRoleAccessEntryStale = &Rule{
 		}
 		return []Finding{{
 			Field: a.field,
-			Line:  lineAt(o, "spec", strings.TrimPrefix(a.field, "spec.")),
+			Line:  o.Fields.Line("spec", strings.TrimPrefix(a.field, "spec.")),
 			Message: fmt.Sprintf("the access entry for %s was created %s, before the role itself (%s): the role was re-created and the entry still points at the old role id",
 				a.role.ARN, e.CreatedAt.Format("2006-01-02"), a.role.CreateDate.Format("2006-01-02")),
 			Fix: a.recreateEntry(),
@@ -146,7 +146,7 @@ var awsAuthRoleARNHasPath = &Rule{
 		}
 		return []Finding{{
 			Field: r.field,
-			Line:  lineAt(o, "spec", strings.TrimPrefix(r.field, "spec.")),
+			Line:  o.Fields.Line("spec", strings.TrimPrefix(r.field, "spec.")),
 			Message: fmt.Sprintf("aws-auth maps node role %s only as rolearn %s (mapRoles line %d), with the role's path %s: EKS sees nodes as %s, so that entry never matches",
 				r.role.Name, m.pathed.RoleARN, m.pathed.Line, r.role.Path, r.role.PathlessARN()),
 			Fix: fmt.Sprintf("in aws-auth mapRoles, replace rolearn: %s with rolearn: %s", m.pathed.RoleARN, r.role.PathlessARN()),
@@ -187,7 +187,7 @@ var al2023HybridAuth = &Rule{
 		}
 		return []Finding{{
 			Field: a.field,
-			Line:  lineAt(o, "spec", strings.TrimPrefix(a.field, "spec.")),
+			Line:  o.Fields.Line("spec", strings.TrimPrefix(a.field, "spec.")),
 			Message: fmt.Sprintf("AL2023 nodes of role %s are authorized only by an %s access entry (mode %s): teams have seen such nodes never register until aws-auth also mapped the role with system:bootstrappers and system:nodes",
 				a.role.Name, a.entry.Type, a.cluster.AuthenticationMode),
 			Fix: fix,
@@ -220,7 +220,7 @@ var nodeRoleNotFound = &Rule{
 		}
 		f := Finding{
 			Field:   "spec.role",
-			Line:    lineAt(o, "spec", "role"),
+			Line:    o.Fields.Line("spec", "role"),
 			Message: fmt.Sprintf("spec.role names %q, but the account has no IAM role of that name, so every launch fails", name),
 			Fix:     "create the role, or correct the name",
 		}

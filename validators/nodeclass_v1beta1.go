@@ -30,7 +30,7 @@ var nodeclassV1beta1 = &Rule{
 		if o.Version() == "v1beta1" {
 			out = append(out, Finding{
 				Field:   "apiVersion",
-				Line:    lineAt(o, "apiVersion"),
+				Line:    o.Fields.Line("apiVersion"),
 				Message: "karpenter.k8s.aws/v1beta1 is no longer served (Karpenter v1.1 and later), so kubectl apply fails with \"no matches for kind EC2NodeClass\"",
 				Fix:     "apiVersion: karpenter.k8s.aws/v1",
 				Edits:   []Edit{{Object: o, Op: EditSet, Key: "apiVersion", Value: Scalar(objects.GroupKarpenterAWS + "/v1")}},
@@ -39,7 +39,7 @@ var nodeclassV1beta1 = &Rule{
 		if nc.Spec.AMIFamily == userdata.FamilyUbuntu {
 			out = append(out, Finding{
 				Field:   "spec.amiFamily",
-				Line:    lineAt(o, "spec", "amiFamily"),
+				Line:    o.Fields.Line("spec", "amiFamily"),
 				Message: "amiFamily Ubuntu was removed in Karpenter v1",
 				Fix:     "use amiFamily: AL2023 with alias: al2023@latest, or amiFamily: Custom with an amiSelectorTerms term for your Ubuntu AMI and userData that bootstraps it",
 			})
@@ -47,14 +47,14 @@ var nodeclassV1beta1 = &Rule{
 		if len(nc.Spec.AMISelectorTerms) == 0 && nc.Spec.AMIFamily != userdata.FamilyUbuntu {
 			f := Finding{
 				Field:   "spec.amiSelectorTerms",
-				Line:    lineAt(o, "spec", "amiSelectorTerms"),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms"),
 				Message: "amiSelectorTerms is required in v1: the family's default AMIs are no longer implied",
 			}
 			a := defaultAlias(nc.Spec.AMIFamily)
 			switch {
-			case has(o, "spec", "amiSelectorTerms"):
+			case o.Fields.Has("spec", "amiSelectorTerms"):
 				f.Fix = "write at least one term, e.g. - alias: al2023@latest"
-			case a != "" && objects.Lookup(o.Root, "spec") != nil:
+			case a != "" && o.Fields.Value("spec") != nil:
 				f.Fix = "amiSelectorTerms: [{alias: " + a + "}] (pin a release such as " + strings.TrimSuffix(a, "latest") + "v20251112 for production)"
 				f.Edits = []Edit{{Object: o, Path: []any{"spec"}, Op: EditAdd, Key: "amiSelectorTerms", Value: aliasTerms(a)}}
 			default:

@@ -39,7 +39,7 @@ var nodepoolNodeclassMissing = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.template.spec.nodeClassRef.name",
-			Line:    lineAt(o, "spec", "template", "spec", "nodeClassRef", "name"),
+			Line:    o.Fields.Line("spec", "template", "spec", "nodeClassRef", "name"),
 			Message: fmt.Sprintf("nodeClassRef names EC2NodeClass %q, which is not %s, so this pool launches no node until it exists", ref.Name, where),
 			Fix:     fmt.Sprintf("create EC2NodeClass %q, or point nodeClassRef.name at an existing one", ref.Name),
 		}}
@@ -60,7 +60,7 @@ var nodepoolNoLimits = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.limits",
-			Line:    lineAt(o, "spec", "limits"),
+			Line:    o.Fields.Line("spec", "limits"),
 			Message: "NodePool has no spec.limits, so it can scale without bound",
 			Fix:     "add spec.limits, e.g. limits: {cpu: \"1000\", memory: 1000Gi}",
 		}}

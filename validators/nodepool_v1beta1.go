@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
@@ -31,7 +29,7 @@ var nodepoolV1beta1 = &Rule{
 		if o.Version() == "v1beta1" {
 			out = append(out, Finding{
 				Field:   "apiVersion",
-				Line:    lineAt(o, "apiVersion"),
+				Line:    o.Fields.Line("apiVersion"),
 				Message: "karpenter.sh/v1beta1 is no longer served (Karpenter v1.1 and later), so kubectl apply fails with \"no matches for kind NodePool\"",
 				Fix:     "apiVersion: karpenter.sh/v1",
 				Edits:   []Edit{{Object: o, Op: EditSet, Key: "apiVersion", Value: Scalar(objects.GroupKarpenter + "/v1")}},
@@ -43,7 +41,7 @@ var nodepoolV1beta1 = &Rule{
 		if d := np.Spec.Disruption; d != nil && d.ConsolidationPolicy == "WhenUnderutilized" {
 			out = append(out, Finding{
 				Field:   "spec.disruption.consolidationPolicy",
-				Line:    lineAt(o, "spec", "disruption", "consolidationPolicy"),
+				Line:    o.Fields.Line("spec", "disruption", "consolidationPolicy"),
 				Message: "consolidationPolicy WhenUnderutilized was renamed in v1",
 				Fix:     "consolidationPolicy: WhenEmptyOrUnderutilized",
 				Edits:   []Edit{{Object: o, Path: []any{"spec", "disruption"}, Op: EditSet, Key: "consolidationPolicy", Value: Scalar("WhenEmptyOrUnderutilized")}},
@@ -55,10 +53,10 @@ var nodepoolV1beta1 = &Rule{
 		if f, ok := moveKubelet(c, o); ok {
 			out = append(out, f)
 		}
-		if has(o, "spec", "template", "spec", "resources") {
+		if o.Fields.Has("spec", "template", "spec", "resources") {
 			out = append(out, Finding{
 				Field:   "spec.template.spec.resources",
-				Line:    lineAt(o, "spec", "template", "spec", "resources"),
+				Line:    o.Fields.Line("spec", "template", "spec", "resources"),
 				Message: "spec.template.spec.resources was removed in v1 and is dropped silently",
 				Fix:     "remove spec.template.spec.resources",
 				Edits:   []Edit{{Object: o, Path: []any{"spec", "template", "spec"}, Op: EditDelete, Key: "resources"}},
@@ -72,7 +70,7 @@ var nodeClassRefPath = []any{"spec", "template", "spec", "nodeClassRef"}
 
 func convertNodeClassRef(o *objects.Object) (Finding, bool) {
 	ref := o.NodePool.Spec.Template.Spec.NodeClassRef
-	if ref == nil || (!has(o, append(nodeClassRefPath, "apiVersion")...) && ref.Group != "" && ref.Kind != "") {
+	if ref == nil || (!o.Fields.Has(append(nodeClassRefPath, "apiVersion")...) && ref.Group != "" && ref.Kind != "") {
 		return Finding{}, false
 	}
 	group := ref.Group
@@ -88,12 +86,12 @@ func convertNodeClassRef(o *objects.Object) (Finding, bool) {
 	}
 	f := Finding{
 		Field: "spec.template.spec.nodeClassRef",
-		Line:  lineAt(o, nodeClassRefPath...),
+		Line:  o.Fields.Line(nodeClassRefPath...),
 		Fix:   fmt.Sprintf("nodeClassRef: {group: %s, kind: %s, name: %s}", group, kind, ref.Name),
 	}
 	path := append([]any(nil), nodeClassRefPath...)
 	switch {
-	case has(o, append(nodeClassRefPath, "apiVersion")...):
+	case o.Fields.Has(append(nodeClassRefPath, "apiVersion")...):
 		f.Message = fmt.Sprintf("nodeClassRef uses apiVersion %q; v1 references node classes by group, kind and name", ref.APIVersion)
 		if ref.Group == "" {
 			f.Edits = append(f.Edits, Edit{Object: o, Path: path, Op: EditRename, Key: "apiVersion", NewKey: "group", Value: Scalar(group)})
@@ -113,40 +111,40 @@ func convertNodeClassRef(o *objects.Object) (Finding, bool) {
 }
 
 func moveExpireAfter(o *objects.Object) (Finding, bool) {
-	if !has(o, "spec", "disruption", "expireAfter") {
+	if !o.Fields.Has("spec", "disruption", "expireAfter") {
 		return Finding{}, false
 	}
-	old := objects.Lookup(o.Root, "spec", "disruption", "expireAfter")
+	old := fmt.Sprint(o.Fields.Value("spec", "disruption", "expireAfter"))
 	f := Finding{
 		Field:   "spec.disruption.expireAfter",
-		Line:    lineAt(o, "spec", "disruption", "expireAfter"),
-		Message: fmt.Sprintf("disruption.expireAfter (%s) moved to spec.template.spec.expireAfter in v1; here it is dropped silently", old.Value),
-		Fix:     fmt.Sprintf("move it: spec.template.spec.expireAfter: %s", old.Value),
+		Line:    o.Fields.Line("spec", "disruption", "expireAfter"),
+		Message: fmt.Sprintf("disruption.expireAfter (%s) moved to spec.template.spec.expireAfter in v1; here it is dropped silently", old),
+		Fix:     fmt.Sprintf("move it: spec.template.spec.expireAfter: %s", old),
 	}
 	del := Edit{Object: o, Path: []any{"spec", "disruption"}, Op: EditDelete, Key: "expireAfter"}
-	cur := objects.Lookup(o.Root, "spec", "template", "spec", "expireAfter")
+	cur := o.Fields.Value("spec", "template", "spec", "expireAfter")
 	switch {
-	case objects.Lookup(o.Root, "spec", "template", "spec") == nil:
+	case o.Fields.Value("spec", "template", "spec") == nil:
 		f.Fix += " (add spec.template.spec first)"
 	case cur == nil:
-		f.Edits = []Edit{del, {Object: o, Path: []any{"spec", "template", "spec"}, Op: EditAdd, Key: "expireAfter", Value: copyNode(old)}}
-	case cur.Value == old.Value:
+		f.Edits = []Edit{del, {Object: o, Path: []any{"spec", "template", "spec"}, Op: EditAdd, Key: "expireAfter", Value: o.Fields.Node("spec", "disruption", "expireAfter")}}
+	case fmt.Sprint(cur) == old:
 		f.Edits = []Edit{del}
 	default:
-		f.Message += fmt.Sprintf(", and spec.template.spec.expireAfter already says %s", cur.Value)
+		f.Message += fmt.Sprintf(", and spec.template.spec.expireAfter already says %v", cur)
 		f.Fix = "keep one value in spec.template.spec.expireAfter and remove spec.disruption.expireAfter"
 	}
 	return f, true
 }
 
 func moveKubelet(c *Context, o *objects.Object) (Finding, bool) {
-	if !has(o, "spec", "template", "spec", "kubelet") {
+	if !o.Fields.Has("spec", "template", "spec", "kubelet") {
 		return Finding{}, false
 	}
 	np := o.NodePool
 	f := Finding{
 		Field:   "spec.template.spec.kubelet",
-		Line:    lineAt(o, "spec", "template", "spec", "kubelet"),
+		Line:    o.Fields.Line("spec", "template", "spec", "kubelet"),
 		Message: "spec.template.spec.kubelet moved to the EC2NodeClass in v1; on a NodePool the API server drops it and no node gets these settings",
 	}
 	ref := np.Spec.Template.Spec.NodeClassRef
@@ -166,7 +164,7 @@ func moveKubelet(c *Context, o *objects.Object) (Finding, bool) {
 			continue
 		}
 		oref := other.NodePool.Spec.Template.Spec.NodeClassRef
-		if oref == nil || oref.Name != ref.Name || !has(other, "spec", "template", "spec", "kubelet") {
+		if oref == nil || oref.Name != ref.Name || !other.Fields.Has("spec", "template", "spec", "kubelet") {
 			continue
 		}
 		if !reflect.DeepEqual(other.NodePool.Spec.Template.Spec.Kubelet, want) {
@@ -176,27 +174,12 @@ func moveKubelet(c *Context, o *objects.Object) (Finding, bool) {
 	}
 	del := Edit{Object: o, Path: []any{"spec", "template", "spec"}, Op: EditDelete, Key: "kubelet"}
 	switch {
-	case !has(target, "spec", "kubelet"):
-		f.Edits = []Edit{del, {Object: target, Path: []any{"spec"}, Op: EditAdd, Key: "kubelet", Value: copyNode(objects.Lookup(o.Root, "spec", "template", "spec", "kubelet"))}}
+	case !target.Fields.Has("spec", "kubelet"):
+		f.Edits = []Edit{del, {Object: target, Path: []any{"spec"}, Op: EditAdd, Key: "kubelet", Value: o.Fields.Node("spec", "template", "spec", "kubelet")}}
 	case reflect.DeepEqual(target.NodeClass.Spec.Kubelet, want):
 		f.Edits = []Edit{del}
 	default:
 		f.Fix += " by hand: that EC2NodeClass already has different spec.kubelet settings"
 	}
 	return f, true
-}
-
-// copyNode deep-copies a node tree, dropping positions and comments so it renders cleanly elsewhere.
-func copyNode(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	c := &yaml.Node{Kind: n.Kind, Style: n.Style &^ yaml.FlowStyle, Tag: n.Tag, Value: n.Value, Anchor: "", Alias: n.Alias}
-	if n.Kind == yaml.AliasNode {
-		return copyNode(n.Alias)
-	}
-	for _, ch := range n.Content {
-		c.Content = append(c.Content, copyNode(ch))
-	}
-	return c
 }

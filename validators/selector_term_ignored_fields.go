@@ -23,12 +23,8 @@ var selectorTermIgnoredFields = &Rule{
 			{"subnetSelectorTerms", "subnet"},
 			{"securityGroupSelectorTerms", "security-group"},
 		} {
-			terms := objects.Lookup(o.Root, "spec", sel.field)
-			if terms == nil {
-				continue
-			}
-			for i := range terms.Content {
-				ks := keys(o, "spec", sel.field, i)
+			for i := range o.Fields.Len("spec", sel.field) {
+				ks := o.Fields.Keys("spec", sel.field, i)
 				if !contains(ks, "id") {
 					continue
 				}
@@ -41,17 +37,17 @@ var selectorTermIgnoredFields = &Rule{
 				if len(ignored) == 0 {
 					continue
 				}
-				id := objects.Lookup(o.Root, "spec", sel.field, i, "id")
+				id := fmt.Sprint(o.Fields.Value("spec", sel.field, i, "id"))
 				out = append(out, Finding{
 					Field:   objects.Path("spec", sel.field, i),
-					Line:    lineAt(o, "spec", sel.field, i),
-					Message: fmt.Sprintf("%s term %d sets id %q together with %s: Karpenter selects by the id alone and silently ignores %s", sel.what, i, id.Value, strings.Join(ignored, " and "), strings.Join(ignored, " and ")),
-					Fix:     fmt.Sprintf("split it into two terms: `- id: %s` and a term with only %s", id.Value, strings.Join(ignored, " and ")),
+					Line:    o.Fields.Line("spec", sel.field, i),
+					Message: fmt.Sprintf("%s term %d sets id %q together with %s: Karpenter selects by the id alone and silently ignores %s", sel.what, i, id, strings.Join(ignored, " and "), strings.Join(ignored, " and ")),
+					Fix:     fmt.Sprintf("split it into two terms: `- id: %s` and a term with only %s", id, strings.Join(ignored, " and ")),
 				})
 			}
 		}
 		for i := range o.NodeClass.Spec.AMISelectorTerms {
-			ks := keys(o, "spec", "amiSelectorTerms", i)
+			ks := o.Fields.Keys("spec", "amiSelectorTerms", i)
 			if !contains(ks, "ssmParameter") {
 				continue
 			}
@@ -67,7 +63,7 @@ var selectorTermIgnoredFields = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
-				Line:    lineAt(o, "spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
 				Message: fmt.Sprintf("AMI term %d mixes ssmParameter with %s: part of the term is silently ignored", i, strings.Join(others, ", ")),
 				Fix:     fmt.Sprintf("split it: one term with only ssmParameter, another with %s", strings.Join(others, ", ")),
 			})

@@ -35,7 +35,7 @@ var spotServiceLinkedRoleMissing = &Rule{
 		}
 		return []Finding{{
 			Field:   objects.Path("spec", "template", "spec", "requirements", idx),
-			Line:    lineAt(o, "spec", "template", "spec", "requirements", idx),
+			Line:    o.Fields.Line("spec", "template", "spec", "requirements", idx),
 			Message: "this pool allows spot capacity, but " + account + " has no service-linked role " + spotServiceLinkedRole + ", so spot launches fail with AuthFailure.ServiceLinkedRoleCreationNotPermitted (unless the Karpenter controller may create it)",
 			Fix:     "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
 		}}

@@ -49,7 +49,7 @@ var userdataBootstrapOnAL2023 = &Rule{
 			}
 			out = append(out, Finding{
 				Field:   "spec.userData",
-				Line:    lineAt(o, "spec", "userData"),
+				Line:    o.Fields.Line("spec", "userData"),
 				Message: fmt.Sprintf("AL2023 userData runs %q (%s): %s", truncate(call.Text, 60), where, why),
 				Fix:     nodeConfigFix,
 			})
@@ -81,7 +81,7 @@ var userdataInvalid = &Rule{
 		if _, err := c.parseUserData(o); err != nil {
 			return []Finding{{
 				Field:   "spec.userData",
-				Line:    lineAt(o, "spec", "userData"),
+				Line:    o.Fields.Line("spec", "userData"),
 				Message: fmt.Sprintf("%s userData is invalid: %v", fam, err),
 				Fix:     userdataFormat(fam),
 			}}
@@ -127,7 +127,7 @@ var customUserdataMissingUnregisteredTaint = &Rule{
 		}
 		return []Finding{{
 			Field:   "spec.userData",
-			Line:    lineAt(o, "spec", "userData"),
+			Line:    o.Fields.Line("spec", "userData"),
 			Message: msg,
 			Fix:     "register the node with the taint: kubelet --register-with-taints=karpenter.sh/unregistered=:NoExecute (or registerWithTaints in the kubelet configuration / NodeConfig)",
 		}}

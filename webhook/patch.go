@@ -34,7 +34,7 @@ func patchesFor(rv *review, applied []validators.Finding) []jsonpatch.JsonPatchO
 	var ops []jsonpatch.JsonPatchOperation
 	for _, f := range applied {
 		for _, e := range f.Edits {
-			ops = append(ops, patchOps(rv.obj.Root, e)...)
+			ops = append(ops, patchOps(rv.obj.Fields, e)...)
 		}
 	}
 	return ops
@@ -55,8 +55,8 @@ func editsUnchanged(rv *review, edits []validators.Edit) bool {
 	return true
 }
 
-// patchOps is one edit as JSON patch operations on the object's JSON (root is the object's tree).
-func patchOps(root *yaml.Node, e validators.Edit) []jsonpatch.JsonPatchOperation {
+// patchOps is one edit as JSON patch operations on the object's JSON, whose fields are fields.
+func patchOps(fields objects.Fields, e validators.Edit) []jsonpatch.JsonPatchOperation {
 	at := pointer(e.Path...)
 	key := at + "/" + escape(e.Key)
 	switch e.Op {
@@ -67,13 +67,15 @@ func patchOps(root *yaml.Node, e validators.Edit) []jsonpatch.JsonPatchOperation
 	case validators.EditDelete:
 		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("remove", key, nil)}
 	case validators.EditRename:
-		val := e.Value
-		if val == nil { // the value moves with the key
-			val = objects.Lookup(root, append(append([]any{}, e.Path...), e.Key)...)
+		var val any
+		if e.Value != nil {
+			val = value(e.Value)
+		} else { // the value moves with the key
+			val = fields.Value(append(append([]any{}, e.Path...), e.Key)...)
 		}
 		return []jsonpatch.JsonPatchOperation{
 			jsonpatch.NewOperation("remove", key, nil),
-			jsonpatch.NewOperation("add", at+"/"+escape(e.NewKey), value(val)),
+			jsonpatch.NewOperation("add", at+"/"+escape(e.NewKey), val),
 		}
 	}
 	return nil

@@ -311,9 +311,9 @@ func TestUpdateDoesNotBlockOnUnchangedFields(t *testing.T) {
 	}
 }
 
-// TestConcurrentReviewsKeepTheirObjects: reviews share memory for their objects' trees (an arena
-// per review in flight, reused after it); reviews of the examples run at once, in different orders,
-// answer exactly as they do one at a time, so no review reads another's object or a released one.
+// TestConcurrentReviewsKeepTheirObjects: reviews of the examples run at once, in different orders,
+// answer exactly as they do one at a time: reviews share the reviewer, its caches and the cluster's
+// objects, and no review reads another's object.
 func TestConcurrentReviewsKeepTheirObjects(t *testing.T) {
 	dirs, _ := filepath.Glob("../examples/clusters/*")
 	dirs = append(dirs, "../examples/production", "../examples/field-reports")

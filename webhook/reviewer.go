@@ -7,18 +7,16 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	yaml "go.yaml.in/yaml/v3"
 	admissionv1 "k8s.io/api/admission/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -53,9 +51,6 @@ type Reviewer struct {
 	fixes *validators.Catalog
 	// facts is the provider the reviewer was given, answering cluster.ec2NodeClasses from Cluster.
 	facts facts.Provider
-	// arenas hold the nodes of the objects under review (*objects.Arena), reused review after
-	// review: a review's tree was half the memory it allocated.
-	arenas sync.Pool
 }
 
 // NewReviewer returns a reviewer; cluster may be nil.
@@ -79,26 +74,6 @@ func NewReviewer(cat *validators.Catalog, cfg *config.Config, p facts.Provider, 
 		facts: facts.WithClusterNodeClasses(p, known)}
 }
 
-// arena returns memory for the nodes of one review's objects; release gives it back once the
-// review's response is built, which holds nothing of the objects' trees.
-func (r *Reviewer) arena() *objects.Arena {
-	if a, ok := r.arenas.Get().(*objects.Arena); ok {
-		return a
-	}
-	return new(objects.Arena)
-}
-
-func (r *Reviewer) release(a *objects.Arena) {
-	if a.Nodes() > maxPooledNodes {
-		return // grown for a large object (a request may hold 3 MiB): not kept for every review
-	}
-	a.Reset()
-	r.arenas.Put(a)
-}
-
-// maxPooledNodes bounds the arenas kept: eight chunks of nodes, over ten EC2NodeClass trees.
-const maxPooledNodes = 1024
-
 // review is one decoded admission request.
 type review struct {
 	req  admission.Request
@@ -106,10 +81,10 @@ type review struct {
 	// obj is the object as it would be stored (for DELETE, the object being deleted); old is the
 	// stored object before the request (UPDATE and DELETE). Either is nil when it cannot be read.
 	obj, old *objects.Object
-	// objRoot and oldRoot are the same objects read as plain trees, without the typed views: what is
+	// objValues and oldValues are the same objects as plain values, without the typed views: what is
 	// compared to tell what an UPDATE changes, even when a view cannot be read (a field of a type
 	// this version of karpenter-guard does not know). Nil when not even that could be read.
-	objRoot, oldRoot *yaml.Node
+	objValues, oldValues objects.Map
 	// objErr says why obj could not be read (for DELETE, the object being deleted). Why old could
 	// not be read is not kept: the stored object is never a reason to refuse.
 	objErr error
@@ -133,10 +108,10 @@ func (rv *review) changesSpec() bool {
 	case admissionv1.Create:
 		return true
 	case admissionv1.Update:
-		if rv.kind == validators.KindAWSAuth || rv.objRoot == nil || rv.oldRoot == nil {
+		if rv.kind == validators.KindAWSAuth || rv.objValues == nil || rv.oldValues == nil {
 			return false
 		}
-		return !sameValue(objects.Lookup(rv.oldRoot, "spec"), objects.Lookup(rv.objRoot, "spec"))
+		return !rv.unchanged([]any{"spec"})
 	}
 	return false
 }
@@ -144,13 +119,13 @@ func (rv *review) changesSpec() bool {
 // beingDeleted reports whether the object of a CREATE or UPDATE carries a deletionTimestamp: the
 // finalizer and annotation updates that let a deletion finish are never reviewed.
 func (rv *review) beingDeleted() bool {
-	return rv.req.Operation != admissionv1.Delete && objects.Lookup(rv.objRoot, "metadata", "deletionTimestamp") != nil
+	return rv.req.Operation != admissionv1.Delete && rv.objValues.Has("metadata", "deletionTimestamp")
 }
 
 // decode reads a request. A request the webhook does not review is answered allowed; one that is not
 // an admission request at all (no object) is answered with what is wrong. An object or oldObject whose
 // fields cannot be read is not an error here: the review records why, and the caller decides.
-func decode(req admission.Request, a *objects.Arena) (*review, *admission.Response) {
+func decode(req admission.Request) (*review, *admission.Response) {
 	rv := &review{req: req}
 	gvk := req.Kind
 	switch {
@@ -174,13 +149,13 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 		if len(req.Object.Raw) == 0 {
 			return nil, errored(http.StatusBadRequest, rv, errors.New("the AdmissionReview has no request.object"))
 		}
-		rv.obj, rv.objRoot, rv.objErr = readObject(a, req.Object.Raw, "object")
+		rv.obj, rv.objValues, rv.objErr = readObject(req.Object.Raw, "object")
 		if req.Operation == admissionv1.Update {
-			rv.old, rv.oldRoot, _ = readObject(a, req.OldObject.Raw, "stored object")
+			rv.old, rv.oldValues, _ = readObject(req.OldObject.Raw, "stored object")
 		}
 	case admissionv1.Delete:
-		rv.old, rv.oldRoot, rv.objErr = readObject(a, req.OldObject.Raw, "stored object")
-		rv.obj, rv.objRoot = rv.old, rv.oldRoot
+		rv.old, rv.oldValues, rv.objErr = readObject(req.OldObject.Raw, "stored object")
+		rv.obj, rv.objValues = rv.old, rv.oldValues
 	default:
 		resp := admission.Allowed("karpenter-guard does not review " + string(req.Operation))
 		return nil, &resp
@@ -189,15 +164,16 @@ func decode(req admission.Request, a *objects.Arena) (*review, *admission.Respon
 }
 
 // readObject decodes one object of a review (JSON, as the API server sends it): the object with its
-// typed view, and its plain tree, which is there even when the view cannot be read. what names it in
-// errors ("object", "stored object").
-func readObject(a *objects.Arena, raw []byte, what string) (*objects.Object, *yaml.Node, error) {
+// typed view, and its plain values, which are there even when the view cannot be read. what names it
+// in errors ("object", "stored object").
+func readObject(raw []byte, what string) (*objects.Object, objects.Map, error) {
 	if len(raw) == 0 {
 		return nil, nil, fmt.Errorf("the AdmissionReview carries no %s", what)
 	}
-	d, err := objects.FromJSONIn(a, raw, "")
+	d, err := objects.FromJSON(raw, "")
 	if err == nil && d.Object != nil {
-		return d.Object, d.Object.Root, nil
+		values, _ := d.Object.Fields.(objects.Map)
+		return d.Object, values, nil
 	}
 	if err == nil {
 		err = fmt.Errorf("cannot read the %s: it is not an EC2NodeClass, NodePool or the aws-auth ConfigMap", what)
@@ -207,13 +183,12 @@ func readObject(a *objects.Arena, raw []byte, what string) (*objects.Object, *ya
 	} else {
 		err = fmt.Errorf("cannot read the %s: %w", what, err)
 	}
-	// The plain tree, for what the request changes; yaml.v3 reads JSON. Only undecodable objects take
-	// this path.
-	var doc yaml.Node
-	if !json.Valid(raw) || yaml.Unmarshal(raw, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	// The plain values, for what the request changes. Only objects without a view take this path.
+	var values map[string]any
+	if utiljson.Unmarshal(raw, &values) != nil || values == nil {
 		return nil, nil, err
 	}
-	return nil, doc.Content[0], err
+	return nil, values, err
 }
 
 // decodedObjectPrefix is how the decoder's messages start: Kind "name": .
@@ -310,9 +285,7 @@ func (r *Reviewer) missingNodeClass(ctx context.Context, pool *objects.Object, f
 // Validate answers /validate: the whole catalog, decided by the mode and the per-rule actions.
 func (r *Reviewer) Validate(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	a := r.arena()
-	defer r.release(a)
-	rv, early := decode(req, a)
+	rv, early := decode(req)
 	if early == nil {
 		early = r.unreviewable(rv)
 	}
@@ -353,9 +326,7 @@ func (r *Reviewer) unreviewable(rv *review) *admission.Response {
 // Karpenter see drift and replace every node of the class. Nothing is patched in mode dry-run.
 func (r *Reviewer) Mutate(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	a := r.arena()
-	defer r.release(a)
-	rv, early := decode(req, a)
+	rv, early := decode(req)
 	if early != nil || rv.kind == validators.KindAWSAuth || req.Operation == admissionv1.Delete || rv.objErr != nil || rv.beingDeleted() {
 		// Nothing to fix: not reviewed, not a Karpenter object, being deleted, or not readable (which
 		// /validate, not /mutate, reports).

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -70,7 +69,7 @@ func unchangedByUpdate(rv *review, f validators.Finding) bool {
 	if rv.req.Operation != admissionv1.Update || rv.kind == validators.KindAWSAuth {
 		return false
 	}
-	if rv.oldRoot == nil {
+	if rv.oldValues == nil {
 		return true
 	}
 	path := objects.ParsePath(f.Field)
@@ -82,7 +81,7 @@ func unchangedByUpdate(rv *review, f validators.Finding) bool {
 
 // unchanged reports whether the field at path holds the same value before and after an UPDATE.
 func (rv *review) unchanged(path []any) bool {
-	return sameValue(objects.Lookup(rv.oldRoot, path...), objects.Lookup(rv.objRoot, path...))
+	return reflect.DeepEqual(rv.oldValues.Value(path...), rv.objValues.Value(path...))
 }
 
 // response renders the verdict as the API server expects it.
@@ -248,21 +247,4 @@ func clip(s string, n int) string { return wording.Clip(s, n, "") }
 // review's annotations, and a user's text (a skip reason, a userData line) can be of any length.
 func annotation(s string) string {
 	return wording.Clip(s, maxAnnotation, " (clipped: karpenter-guard check prints it whole)")
-}
-
-// sameValue reports whether two nodes hold the same value (ignoring style, position and key order);
-// nil is an absent field.
-func sameValue(a, b *yaml.Node) bool {
-	var av, bv any
-	if a != nil {
-		if err := a.Decode(&av); err != nil {
-			return false
-		}
-	}
-	if b != nil {
-		if err := b.Decode(&bv); err != nil {
-			return false
-		}
-	}
-	return reflect.DeepEqual(av, bv)
 }
