@@ -290,7 +290,7 @@ func TestFixAndDiff(t *testing.T) {
 		t.Errorf("summary does not count the fixes:\n%s", out)
 	}
 	fixed, _ := os.ReadFile(p)
-	for _, keep := range []string{"# Field report: karpenter-troubleshooting-guide.md", "expireAfter: 720h", "karpenter.sh/do-not-disrupt: \"true\"", "  kubelet:\n    maxPods: 110\n", "    - alias: al2023@latest\n"} {
+	for _, keep := range []string{"# Field report: a Karpenter troubleshooting guide", "expireAfter: 720h", "karpenter.sh/do-not-disrupt: \"true\"", "  kubelet:\n    maxPods: 110\n", "    - alias: al2023@latest\n"} {
 		if !strings.Contains(string(fixed), keep) {
 			t.Errorf("fixed file lacks %q:\n%s", keep, fixed)
 		}
