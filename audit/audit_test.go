@@ -29,6 +29,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 func unstructuredOf(t *testing.T, gvk schema.GroupVersionKind, name string, spec map[string]any) *unstructured.Unstructured {
@@ -79,7 +80,7 @@ func TestListAndRun(t *testing.T) {
 	if len(got.Problems) != 1 || got.Problems[0].File != "cluster/EC2NodeClass/unreadable" || !strings.Contains(got.Problems[0].Message, "expected a string, found a list") {
 		t.Errorf("problems %+v", got.Problems)
 	}
-	o := audit.Run(context.Background(), validators.Default(), config.Default(), facts.None{}, got)
+	o := audit.Run(context.Background(), rules.Default(), config.Default(), facts.None{}, got)
 	rules := map[string]bool{}
 	for _, f := range o.Findings {
 		rules[f.Object.Name+"/"+f.Rule] = true
@@ -118,7 +119,7 @@ func outcome(t *testing.T, n int, mode config.Mode) *audit.Outcome {
 	}
 	cfg := config.Default()
 	cfg.Mode = mode
-	return audit.Run(context.Background(), validators.Default(), cfg, facts.None{}, got)
+	return audit.Run(context.Background(), rules.Default(), cfg, facts.None{}, got)
 }
 
 // TestReports: one result per finding (fail for deny, warn for warn), errors for rules not evaluated,
@@ -186,7 +187,7 @@ func TestProblemsInReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := audit.Run(context.Background(), validators.Default(), config.Default(), facts.None{}, objs)
+	o := audit.Run(context.Background(), rules.Default(), config.Default(), facts.None{}, objs)
 	if len(o.NotEvaluated) != 0 || len(o.Problems) != 2 || !o.Partial {
 		t.Fatalf("not evaluated %d, problems %+v, partial %v; want 0, 2, true", len(o.NotEvaluated), o.Problems, o.Partial)
 	}
@@ -314,7 +315,7 @@ func TestRunEvaluatesOnce(t *testing.T) {
 		Roles: &[]facts.Role{{Name: "KarpenterNodeRole", ARN: "arn:aws:iam::111122223333:role/KarpenterNodeRole"}}})
 	p := &noting{Provider: snap}
 	var last, total int
-	o := audit.RunWithProgress(context.Background(), validators.Default(), config.Default(), p, listed, func(done, n int) { last, total = done, n })
+	o := audit.RunWithProgress(context.Background(), rules.Default(), config.Default(), p, listed, func(done, n int) { last, total = done, n })
 	if len(o.Notes) != 1 {
 		t.Errorf("notes %q; want the one note once", o.Notes)
 	}

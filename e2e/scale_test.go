@@ -22,7 +22,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
 	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 // BenchmarkAudit10k stores 5,000 EC2NodeClasses and 5,000 NodePools in the API server and audits them:
@@ -43,7 +43,7 @@ func BenchmarkAudit10k(b *testing.B) {
 	start := time.Now()
 	createCorpus(b, c, 10000)
 	b.Logf("stored 10,000 objects in %v", time.Since(start).Round(time.Millisecond))
-	cat := validators.Default()
+	cat := rules.Default()
 	for b.Loop() {
 		env.fake.ResetCalls()
 		p := livetest.NewProvider(b, env.fakeURL, cf, livetest.Options{Budget: 2 * time.Second, Attempts: 3})

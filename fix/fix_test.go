@@ -12,6 +12,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 func load(t testing.TB, name, text string) *manifest.Set {
@@ -203,7 +204,7 @@ func TestUnsupportedLayoutsAreReportedNotBroken(t *testing.T) {
 }
 
 func catalogEvaluator() fix.Evaluator {
-	cat := validators.Default()
+	cat := rules.Default()
 	return func(s *manifest.Set) validators.Result {
 		return cat.Evaluate(&validators.Context{Context: context.Background(), Facts: facts.None{}, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
 	}

@@ -2,8 +2,9 @@ package manifest
 
 import (
 	"bytes"
-	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 	"testing"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
 func TestSplit(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 // BenchmarkEvaluate measures the whole static catalog on one object (target: under 20 µs per object).
@@ -42,7 +43,7 @@ func benchmarkEvaluate(b *testing.B, p facts.Provider) {
 	}
 	extra := &manifest.Set{}
 	extra.Add(manifest.Source{Path: "uncommon.yaml", Data: []byte(uncommon)})
-	cat := validators.Default()
+	cat := rules.Default()
 	for _, bc := range []struct {
 		name string
 		obj  *objects.Object

@@ -29,10 +29,11 @@ type Result struct {
 // With a provider whose answers cost a round trip (facts.AsksAhead: the live provider), the rules run
 // first on what the provider has at hand (facts.AtHandOnly): when every answer is cached, as for most
 // admission reviews, that is the result, and nothing more is done. At the first answer not at hand
-// that run stops, the questions the rules will ask are asked ahead, concurrently (askAhead), and the
+// that run stops, the questions the rules will ask are asked ahead, concurrently (AskAheadFunc), and the
 // rules run again on the answers: an evaluation then costs about one round trip per level of dependent
 // questions instead of the sum of its calls. Every wait is bounded by c's deadline and the provider's
-// own per-call budget.
+// own per-call budget. A catalog without an AskAheadFunc (WithAskAhead) runs again without asking
+// ahead: the rules then ask one question at a time.
 func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	if c.Config == nil {
 		c.Config = config.Default()
@@ -68,7 +69,9 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 			res.Notes = notes.List()
 			return res
 		}
-		cat.askAhead(c, objs)
+		if cat.askAhead != nil {
+			cat.askAhead(cat, c, objs)
+		}
 	}
 	res, _ := cat.evaluate(c, objs, nil)
 	res.Notes = notes.List()
@@ -78,32 +81,28 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 // evaluate runs the rules over objs once. With missed set, it gives up (false) as soon as missed
 // reports a question without an answer at hand: that run's verdicts would be wrong.
 func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() bool) (Result, bool) {
-	// The memos start empty; an admission review's fit in place (see memo).
+	// Each run starts from nothing: a run on what is at hand remembers answers that were not.
 	c.unknown = [len(c.unknown)]factAnswer{}
-	c.userData = memo[*objects.Object, parsedUserData]{}
+	clear(c.memos)
 	c.nodeClasses = nil
-	c.auth = memo[*objects.Object, authResult]{}
-	c.terms = memo[string, termResult]{}
-	c.subnets = memo[*objects.Object, selection]{}
-	c.groups = memo[*objects.Object, selection]{}
 	var res Result
 	for i, o := range objs {
 		if c.Progress != nil && i > 0 {
 			c.Progress(i, len(objs))
 		}
-		kind := kindOf(o)
+		kind := KindOf(o)
 		if kind == "" {
 			continue
 		}
 		res.Objects++
-		ex := parseException(o)
+		ex := ExceptionOf(o)
 		for _, ri := range cat.rulesFor(kind, c.Scope) {
 			r := cat.rules[ri]
 			action, runs := r.runsIn(c)
 			if !runs {
 				continue
 			}
-			if ex.rules != nil && r.Kinds[0] != KindAny && ex.rules[r.ID] {
+			if r.Kinds[0] != KindAny && ex.Skips(r.ID) {
 				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
 				continue
 			}
@@ -118,13 +117,15 @@ func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() b
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build", Causes: []string{"not implemented in this build"}})
 				continue
 			}
-			c.gaveUp = nil
-			findings := r.Check(c, o)
+			findings, err := r.Check(c, o)
 			if missed != nil && missed() {
 				return Result{}, false
 			}
-			if c.gaveUp != nil {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: c.gaveUp.Error(), Causes: []string{facts.Reason(c.gaveUp)}})
+			if err != nil {
+				// An unknown fact, or a programming error in the rule (see Rule.Check): either way the
+				// rule did not judge the object.
+				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: err.Error(), Causes: []string{facts.Reason(err)}})
+				continue
 			}
 			for _, f := range findings {
 				f.Rule = r.ID

@@ -45,7 +45,7 @@ func (c *Catalog) Reference(sources, tests map[string]string) string {
 			fixable = "yes (`check --fix`, and the mutating webhook where it is safe)"
 		}
 		src, test := sources[r.ID], tests[r.ID]
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n- applies to: %s\n- default action: `%s`\n- facts: %s\n- fixable: %s\n- code: [%s](../%s); test: [%s](../%s); messages: [validators/testdata/%s.golden](../validators/testdata/%s.golden)\n",
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n- applies to: %s\n- default action: `%s`\n- facts: %s\n- fixable: %s\n- code: [%s](../%s); test: [%s](../%s); messages: [validators/rules/testdata/%s.golden](../validators/rules/testdata/%s.golden)\n",
 			r.ID, r.Doc, kind, r.DefaultAction, n, fixable, src, src, test, test, r.ID, r.ID)
 	}
 	return b.String()

@@ -20,6 +20,13 @@ const (
 	KindAWSAuth      = "aws-auth"
 )
 
+// Admission operations a Context can carry.
+const (
+	OperationCreate = "CREATE"
+	OperationUpdate = "UPDATE"
+	OperationDelete = "DELETE"
+)
+
 // Scope says where a rule can run.
 type Scope string
 
@@ -45,7 +52,8 @@ type Rule struct {
 	// evaluated without running.
 	Needs []facts.Fact
 	// MayNeed lists facts the rule reads only in some cases (aws-auth only in modes that read it); when
-	// one of those is unknown the rule reports itself as not evaluated while running.
+	// one of those is unknown, Check returns the provider's error and the rule is reported as not
+	// evaluated.
 	MayNeed []facts.Fact
 	// Fixable is true when the rule's findings carry edits that `check --fix` and the mutating webhook apply.
 	Fixable bool
@@ -63,7 +71,15 @@ type Rule struct {
 	Enabled func(*config.Config) bool
 	// Check returns the rule's findings for one object. Nil for a rule whose implementation needs facts
 	// this build cannot supply yet; such a rule is always reported as not evaluated, never as passed.
-	Check func(c *Context, o *objects.Object) []Finding
+	//
+	// A rule that cannot judge the object returns an error; the engine then reports it as not evaluated
+	// for that object, with the error's text as the reason, never as passed (findings returned with an
+	// error are dropped). That error is an unknown fact: the provider's *facts.UnknownError
+	// (facts.IsUnknown) for a fact of MayNeed, or an answer the provider could not give, returned as it
+	// came so that its reason groups the rule with the others it silenced. Any other error is a
+	// programming error in the rule, which the engine reports the same way rather than fail the
+	// evaluation or pass the rule.
+	Check func(c *Context, o *objects.Object) ([]Finding, error)
 }
 
 // Context is what a rule may read besides the object itself.
@@ -89,65 +105,16 @@ type Context struct {
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
 	// NewCatalog checks).
-	unknown  [16]factAnswer
-	userData memo[*objects.Object, parsedUserData]
-	auth     memo[*objects.Object, authResult]
-	terms    memo[string, termResult]
-	// subnets and groups memoise what each EC2NodeClass selects.
-	subnets memo[*objects.Object, selection]
-	groups  memo[*objects.Object, selection]
-	// gaveUp is set by a rule that met an unknown fact while running (see unknownFact).
-	gaveUp error
+	unknown [16]factAnswer
+	// memos holds the results of the analyses rules share (see Memo); made on first use, emptied at the
+	// start of each run over the objects.
+	memos map[memoKey]any
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
 	nodeClasses map[string]*objects.Object
 }
 
-// unknownFact records that the running rule could not finish because a fact is unknown: the engine
-// reports it as not evaluated. It returns nil so a rule can `return c.unknownFact(err)`.
-func (c *Context) unknownFact(err error) []Finding {
-	if c.gaveUp == nil {
-		c.gaveUp = err
-	}
-	return nil
-}
-
-// memo remembers values by key for one evaluation. An admission review evaluates one object, whose
-// memos hold an entry or two: those are kept in place, and a map is made only for more (the CLI's
-// many objects).
-type memo[K comparable, V any] struct {
-	n    int
-	keys [2]K
-	vals [2]V
-	more map[K]V
-}
-
-func (m *memo[K, V]) get(k K) (V, bool) {
-	for i := range m.n {
-		if m.keys[i] == k {
-			return m.vals[i], true
-		}
-	}
-	v, ok := m.more[k]
-	return v, ok
-}
-
-func (m *memo[K, V]) put(k K, v V) {
-	for i := range m.n {
-		if m.keys[i] == k {
-			m.vals[i] = v
-			return
-		}
-	}
-	if m.n < len(m.keys) {
-		m.keys[m.n], m.vals[m.n] = k, v
-		m.n++
-		return
-	}
-	if m.more == nil {
-		m.more = make(map[K]V)
-	}
-	m.more[k] = v
-}
+// Catalog returns the catalog that evaluates c (nil until Catalog.Evaluate runs with it).
+func (c *Context) Catalog() *Catalog { return c.catalog }
 
 // NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the
 // class in the input (indexed on first use in each Evaluate), or nil.
@@ -181,7 +148,14 @@ type Catalog struct {
 	// evaluation keeps its answers in an array, not a map.
 	facts []facts.Fact
 	needs [][]int
+	// askAhead, when set, asks a remote provider ahead the questions the rules will ask (see Evaluate).
+	askAhead AskAheadFunc
 }
+
+// AskAheadFunc asks c.Facts ahead, concurrently, the questions the rules of cat that run in c will ask
+// about objs, and returns when they are answered or late: the answers land in the provider's cache,
+// where the rules then find them (see Catalog.Evaluate).
+type AskAheadFunc func(cat *Catalog, c *Context, objs []*objects.Object)
 
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
 // programming error caught by every test run.
@@ -289,13 +263,34 @@ func (c *Catalog) IDs() []string {
 	return ids
 }
 
-// Default returns the full catalog of this build.
-func Default() *Catalog {
-	return NewCatalog(allRules()...)
+// WithAskAhead sets how the catalog asks a provider whose answers cost a round trip the questions its
+// rules will ask (see Evaluate), and returns the catalog. It is set once, before the catalog is used.
+func (c *Catalog) WithAskAhead(ask AskAheadFunc) *Catalog {
+	c.askAhead = ask
+	return c
 }
 
-// kindOf returns the rule kind an object is checked as.
-func kindOf(o *objects.Object) string {
+// Subset returns a catalog of the given rules, which are rules of c, asking ahead as c does.
+func (c *Catalog) Subset(rules ...*Rule) *Catalog {
+	return NewCatalog(rules...).WithAskAhead(c.askAhead)
+}
+
+// RulesIn returns the rules that run on objects of that kind in c, in catalog order: those of c's
+// scope, for c's operation, that c's configuration leaves on. Exception annotations are not taken into
+// account.
+func (cat *Catalog) RulesIn(c *Context, kind string) []*Rule {
+	var rs []*Rule
+	for _, ri := range cat.rulesFor(kind, c.Scope) {
+		if _, runs := cat.rules[ri].runsIn(c); runs {
+			rs = append(rs, cat.rules[ri])
+		}
+	}
+	return rs
+}
+
+// KindOf returns the rule kind an object is checked as (KindEC2NodeClass, KindNodePool or
+// KindAWSAuth), or "" for an object no rule checks.
+func KindOf(o *objects.Object) string {
 	switch {
 	case o.NodeClass != nil:
 		return KindEC2NodeClass

@@ -10,7 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -31,7 +31,7 @@ func BenchmarkValidate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), cluster, nil, logr.Discard())
+	r := webhook.NewReviewer(rules.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), cluster, nil, logr.Discard())
 	ctx := context.Background()
 	if resp := r.Validate(ctx, reqs[0]); resp.Result == nil {
 		b.Fatalf("no verdict: %+v", resp)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -138,7 +138,7 @@ func TestMetricsCardinality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.None{}, nil, m, logr.Discard())
+	r := webhook.NewReviewer(rules.Default(), config.Default(), facts.None{}, nil, m, logr.Discard())
 	series := func() int {
 		mfs, err := reg.Gather()
 		if err != nil {

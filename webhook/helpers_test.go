@@ -32,7 +32,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -240,12 +240,12 @@ func reviewer(t testing.TB, p facts.Provider, cfg *config.Config, cluster webhoo
 	if p == nil {
 		p = facts.None{}
 	}
-	return webhook.NewReviewer(validators.Default(), cfg, p, cluster, nil, logr.Discard())
+	return webhook.NewReviewer(rules.Default(), cfg, p, cluster, nil, logr.Discard())
 }
 
 func parseConfig(t testing.TB, body string) *config.Config {
 	t.Helper()
-	c, err := config.Parse([]byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\n"+body), validators.Default().IDs())
+	c, err := config.Parse([]byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\n"+body), rules.Default().IDs())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -108,7 +109,7 @@ func describe(m map[string]string) string {
 func TestExamplesGiveTheVerdictsOfCheck(t *testing.T) {
 	dirs, _ := filepath.Glob("../examples/clusters/*")
 	dirs = append(dirs, "../examples/production", "../examples/field-reports")
-	cat := validators.Default()
+	cat := rules.Default()
 	reviewed := 0
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {

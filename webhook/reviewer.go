@@ -70,7 +70,7 @@ func NewReviewer(cat *validators.Catalog, cfg *config.Config, p facts.Provider, 
 	if cluster != nil {
 		known = cluster.Synced
 	}
-	return &Reviewer{Catalog: cat, Config: cfg, Cluster: cluster, Metrics: m, Log: log, fixes: validators.NewCatalog(fixable...),
+	return &Reviewer{Catalog: cat, Config: cfg, Cluster: cluster, Metrics: m, Log: log, fixes: cat.Subset(fixable...),
 		facts: facts.WithClusterNodeClasses(p, known)}
 }
 

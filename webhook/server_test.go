@@ -22,7 +22,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -283,7 +283,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.None{}, nil, m, logr.Discard())
+	r := webhook.NewReviewer(rules.Default(), config.Default(), facts.None{}, nil, m, logr.Discard())
 	srv := startServer(t, r, webhook.DefaultLimits())
 	for range 2 { // the second review of a kind counts on the series the first one made
 		srv.post(t, webhook.ValidatePath, reviewOf(t, admissionv1.Create, classWithProblems, "", false))

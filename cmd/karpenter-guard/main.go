@@ -12,6 +12,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 func main() {
@@ -49,7 +50,7 @@ type globalOptions struct {
 
 // catalog returns the rule catalog and the GuardConfig of --config (the defaults without it).
 func (g *globalOptions) catalog() (*validators.Catalog, *config.Config, error) {
-	cat := validators.Default()
+	cat := rules.Default()
 	if g.configFile == "" {
 		return cat, config.Default(), nil
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/golden"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the README rule table")
@@ -31,7 +31,7 @@ func TestReadmeRuleTable(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("README.md has no %q … %q section", strings.TrimSpace(rulesBegin), rulesEnd)
 	}
-	want := validators.Default().Markdown(ruleSources(t))
+	want := rules.Default().Markdown(ruleSources(t))
 	got := readme[i+len(rulesBegin) : j]
 	if got == want {
 		return
@@ -47,11 +47,11 @@ func TestReadmeRuleTable(t *testing.T) {
 
 var ruleIDRE = regexp.MustCompile(`(?m)^\s+ID:\s+"([a-z0-9-]+)",`)
 
-// ruleSources maps each rule ID to the validators file that declares it, and fails when a rule is
-// declared nowhere or twice.
+// ruleSources maps each rule ID to the validators/rules file that declares it, and fails when a rule
+// is declared nowhere or twice.
 func ruleSources(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("../../validators/*.go")
+	files, err := filepath.Glob("../../validators/rules/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +71,9 @@ func ruleSources(t *testing.T) map[string]string {
 			src[m[1]] = strings.TrimPrefix(f, "../../")
 		}
 	}
-	for _, id := range validators.Default().IDs() {
+	for _, id := range rules.Default().IDs() {
 		if src[id] == "" {
-			t.Errorf("rule %s: no declaration ID: %q found under validators/", id, id)
+			t.Errorf("rule %s: no declaration ID: %q found under validators/rules/", id, id)
 		}
 	}
 	return src
@@ -82,18 +82,19 @@ func ruleSources(t *testing.T) map[string]string {
 // TestReadmeRulesReference keeps docs/rules.md, the page SARIF results and the README link to, equal
 // to the catalog.
 func TestReadmeRulesReference(t *testing.T) {
-	golden.Compare(t, "../../docs/rules.md", validators.Default().Reference(ruleSources(t), ruleTests(t)), *update)
+	golden.Compare(t, "../../docs/rules.md", rules.Default().Reference(ruleSources(t), ruleTests(t)), *update)
 }
 
-// ruleTests maps each rule ID to the validators test file whose table test writes its golden file.
+// ruleTests maps each rule ID to the validators/rules test file whose table test writes its golden
+// file.
 func ruleTests(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("../../validators/*_test.go")
+	files, err := filepath.Glob("../../validators/rules/*_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := map[string]string{}
-	for _, id := range validators.Default().IDs() {
+	for _, id := range rules.Default().IDs() {
 		re := regexp.MustCompile(`(testRule(Named)?\(t, "` + id + `"|"` + id + `\.golden"|"` + id + `")`)
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -105,7 +106,7 @@ func ruleTests(t *testing.T) map[string]string {
 			}
 		}
 		if tests[id] == "" {
-			t.Errorf("rule %s: no test under validators/ names it", id)
+			t.Errorf("rule %s: no test under validators/rules/ names it", id)
 		}
 	}
 	return tests

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 // ruleJSON is one catalog entry in `rules -o json`.
@@ -31,7 +31,7 @@ func newRulesCommand(g *globalOptions) *cobra.Command {
 		Long:  "List the rule catalog. -o text (a table), json (with each rule's documentation) or markdown (the README table).",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat := validators.Default()
+			cat := rules.Default()
 			out := cmd.OutOrStdout()
 			switch g.output {
 			case "json":

@@ -16,6 +16,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 // everyFactClass is an EC2NodeClass of the test world whose review needs every fact the live provider
@@ -91,7 +92,7 @@ func readClass(t testing.TB, doc string) []*objects.Object {
 func review(p facts.Provider, objs []*objects.Object) validators.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return validators.Default().Evaluate(&validators.Context{Context: ctx, Facts: p, Input: objs, Scope: validators.ScopeAll}, objs)
+	return rules.Default().Evaluate(&validators.Context{Context: ctx, Facts: p, Input: objs, Scope: validators.ScopeAll}, objs)
 }
 
 // TestAskAheadConcurrentAndBounded: a cold review through the live provider asks its questions several

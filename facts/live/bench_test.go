@@ -15,6 +15,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
 // sharedClasses returns n EC2NodeClasses (corpus shapes) that share 5 node roles and 3 AMI
@@ -63,7 +64,7 @@ func evaluateEach(tb testing.TB, cat *validators.Catalog, p facts.Provider, objs
 func TestCallsPerDistinctQuestion(t *testing.T) {
 	env := livetest.Start(t, benchFacts(), livetest.Options{})
 	set := sharedClasses(50)
-	evaluateEach(t, validators.Default(), env.Provider, set.Objects, 1000)
+	evaluateEach(t, rules.Default(), env.Provider, set.Objects, 1000)
 	want := map[string]int{
 		"eks:DescribeCluster":        1,
 		"eks:ListAccessEntries":      1,
@@ -130,7 +131,7 @@ func BenchmarkLookupWarm(b *testing.B) {
 func BenchmarkEvaluateWarm(b *testing.B) {
 	cf := benchFacts()
 	set := sharedClasses(50)
-	cat := validators.Default()
+	cat := rules.Default()
 	env := livetest.Start(b, cf, livetest.Options{})
 	for _, bc := range []struct {
 		name string

@@ -45,7 +45,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/internal/corpus"
-	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
@@ -172,7 +172,7 @@ func serve(ctx context.Context, dir string) (func(), string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r := webhook.NewReviewer(validators.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), cluster, nil, logr.Discard())
+	r := webhook.NewReviewer(rules.Default(), config.Default(), facts.NewSnapshot(corpus.Facts(200, 50, 100)), cluster, nil, logr.Discard())
 	webhook.Register(srv, r, webhook.DefaultLimits())
 	srv.Register("/allow", webhook.Guard(&ctrlwebhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")

@@ -1,0 +1,75 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
+)
+
+// This file holds what AMI family an EC2NodeClass boots, and an image belongs to.
+
+// aliasFamilies maps an alias family (al2023) to its amiFamily (AL2023).
+var aliasFamilies = map[string]string{
+	"al2":          userdata.FamilyAL2,
+	"al2023":       userdata.FamilyAL2023,
+	"bottlerocket": userdata.FamilyBottlerocket,
+	"windows2019":  userdata.FamilyWindows2019,
+	"windows2022":  userdata.FamilyWindows2022,
+	"windows2025":  userdata.FamilyWindows2025,
+}
+
+// alias returns the alias of an EC2NodeClass's amiSelectorTerms ("" when none) split into family and version.
+func alias(nc *objects.EC2NodeClass) (family, version string, ok bool) {
+	for _, t := range nc.Spec.AMISelectorTerms {
+		if t.Alias != "" {
+			family, version, _ = strings.Cut(t.Alias, "@")
+			return family, version, true
+		}
+	}
+	return "", "", false
+}
+
+// family returns the AMI family an EC2NodeClass boots: spec.amiFamily, else the alias's family.
+func family(nc *objects.EC2NodeClass) string {
+	if nc.Spec.AMIFamily != "" {
+		return nc.Spec.AMIFamily
+	}
+	if f, _, ok := alias(nc); ok {
+		return aliasFamilies[strings.ToLower(f)]
+	}
+	return ""
+}
+
+// defaultAlias returns the alias that reproduces a v1beta1 family's default AMIs, or "".
+func defaultAlias(fam string) string {
+	for a, f := range aliasFamilies {
+		if f == fam {
+			return a + "@latest"
+		}
+	}
+	return ""
+}
+
+// imageFamily recognises the EKS-optimized name patterns of docs/design.md §4 ("" for other images).
+func imageFamily(name string) string {
+	switch {
+	case strings.HasPrefix(name, "amazon-eks-node-al2023-"):
+		return userdata.FamilyAL2023
+	case strings.HasPrefix(name, "amazon-eks-node-"), strings.HasPrefix(name, "amazon-eks-arm64-node-"), strings.HasPrefix(name, "amazon-eks-gpu-node-"):
+		return userdata.FamilyAL2
+	case strings.HasPrefix(name, "bottlerocket-aws-k8s-"):
+		return userdata.FamilyBottlerocket
+	case strings.HasPrefix(name, "Windows_Server-") && strings.Contains(name, "EKS_Optimized"):
+		return "Windows"
+	}
+	return ""
+}
+
+// sameFamily reports whether an image of family imageFam (imageFamily's answer) boots under amiFamily.
+func sameFamily(imageFam, amiFamily string) bool {
+	if imageFam == "Windows" {
+		return userdata.IsWindows(amiFamily)
+	}
+	return imageFam == amiFamily
+}

@@ -1,0 +1,61 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+var amiFamilyMismatch = &validators.Rule{
+	ID:            "ami-family-mismatch",
+	Kinds:         []string{validators.KindEC2NodeClass},
+	DefaultAction: config.ActionDeny,
+	Needs:         []facts.Fact{facts.Images},
+	MayNeed:       []facts.Fact{facts.SSMParameters},
+	Summary:       "a resolved image belongs to another family than `amiFamily`",
+	Doc: "Karpenter generates userData for spec.amiFamily. An AL2 image picked by name or id under " +
+		"amiFamily AL2023 (karpenter-provider-aws issue 7660), or a Bottlerocket image under AL2023, boots " +
+		"with userData it cannot read and never joins.",
+	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
+		want := o.NodeClass.Spec.AMIFamily
+		if want == "" || want == userdata.FamilyCustom {
+			return nil, nil
+		}
+		var out []validators.Finding
+		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
+			if t.Alias != "" {
+				continue // an alias is its family's own image
+			}
+			imgs, _, err := resolveTerm(c, t)
+			if err != nil {
+				return nil, err
+			}
+			var bad []facts.Image
+			var fams []string
+			for _, img := range imgs {
+				if f := imageFamily(img.Name); f != "" && !sameFamily(f, want) {
+					bad = append(bad, img)
+					if !slices.Contains(fams, f) {
+						fams = append(fams, f)
+					}
+				}
+			}
+			if len(bad) == 0 {
+				continue
+			}
+			out = append(out, validators.Finding{
+				Field:   objects.Path("spec", "amiSelectorTerms", i),
+				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
+				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, which cannot read %s userData: %s", want, i, strings.Join(fams, "/"), want, describeImages(bad)),
+				Fix:     fmt.Sprintf("select %s images (e.g. alias: %s), or set amiFamily to the images' family", want, defaultAlias(want)),
+			})
+		}
+		return out, nil
+	},
+}

@@ -1,0 +1,182 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// This file holds whether the role an EC2NodeClass's nodes boot with may join the cluster
+// (docs/design.md §3): the cluster's authentication mode, the role's access entry and its aws-auth
+// mapping. One analysis per EC2NodeClass feeds the node-role rules (node-role-not-authorized,
+// node-role-access-entry-type, node-role-access-entry-stale, aws-auth-rolearn-has-path,
+// al2023-hybrid-auth), so each cause is reported once, by the rule that names it.
+
+// authorization is the analysis of docs/design.md §3 for one EC2NodeClass.
+type authorization struct {
+	cluster *facts.Cluster
+	role    *facts.Role
+	field   string
+	windows bool
+	// entry is the role's access entry (only looked up when the mode reads entries).
+	entry   *facts.AccessEntry
+	entryOK bool
+	// mappings (only looked up when the mode reads aws-auth).
+	mappings  roleMappings
+	mappingOK bool
+	// mappingProblem says what is wrong with a path-less mapping that does not cover the role.
+	mappingProblem string
+	// awsAuthErr is set when the mode reads aws-auth but it is unknown: only an access entry of the
+	// role (which wins over aws-auth) can decide then.
+	awsAuthErr error
+}
+
+// authorizations are the authorization analyses of one evaluation, by EC2NodeClass.
+var authorizations = &validators.Analysis[*objects.Object, authResult]{Name: "authorization"}
+
+// authResult is the outcome of analyseAuthorization.
+type authResult struct {
+	a   *authorization
+	err error
+}
+
+// authorizationOf analyses the node role's access once per object and evaluation: the node-role
+// rules all read it. It returns nil, nil when the role does not resolve (node-role-not-found and the
+// instance-profile rules report that).
+func authorizationOf(c *validators.Context, o *objects.Object) (*authorization, error) {
+	r := validators.Memo(c, authorizations, o, func() authResult {
+		a, err := analyseAuthorization(c, o)
+		return authResult{a, err}
+	})
+	return r.a, r.err
+}
+
+// analyseAuthorization resolves the node role and reads what decides whether its nodes may join: the
+// access entry when the mode reads entries, aws-auth when it reads aws-auth (or, in mode API, when it
+// is known anyway, to say it maps the role in vain).
+func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorization, error) {
+	cluster, err := c.Facts.Cluster(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := resolveRole(c, o)
+	if err != nil || r.role == nil {
+		return nil, err
+	}
+	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(family(o.NodeClass))}
+	if cluster.HonoursAccessEntries() {
+		a.entry, err = c.Facts.AccessEntry(c, r.role)
+		if err != nil {
+			return nil, err
+		}
+		a.entryOK = a.entry != nil && a.entry.Type == a.wantType()
+	}
+	switch {
+	case !cluster.HonoursAWSAuth():
+		// Mode API ignores aws-auth; when it is known anyway, say that it maps the role in vain.
+		if c.Facts.Known(c, facts.AWSAuth) == nil {
+			if data, err := c.Facts.AWSAuth(c); err == nil {
+				a.mappings = matchMappings(data, r.role)
+			}
+		}
+	default:
+		data, err := c.Facts.AWSAuth(c)
+		if err != nil {
+			a.awsAuthErr = err
+			break
+		}
+		a.mappings = matchMappings(data, r.role)
+		if m := a.mappings.pathless; m != nil {
+			a.mappingProblem = mappingProblem(*m, a.windows)
+			a.mappingOK = a.mappingProblem == ""
+		}
+	}
+	return a, nil
+}
+
+// wantType is the access entry type that lets the role's nodes join: EC2_WINDOWS for Windows families.
+func (a *authorization) wantType() string {
+	if a.windows {
+		return facts.EntryEC2Windows
+	}
+	return facts.EntryEC2Linux
+}
+
+// covered applies the decision table of docs/design.md §3.
+func (a *authorization) covered() bool {
+	if a.cluster.HonoursAccessEntries() && a.entry != nil {
+		return a.entryOK // an entry wins over aws-auth for the same role
+	}
+	return a.cluster.HonoursAWSAuth() && a.mappingOK
+}
+
+// explainedElsewhere is true when a more specific rule reports why the role is not covered.
+func (a *authorization) explainedElsewhere() bool {
+	if a.cluster.HonoursAccessEntries() && a.entry != nil && !a.entryOK {
+		return true // node-role-access-entry-type
+	}
+	return a.cluster.HonoursAWSAuth() && a.entry == nil && a.mappings.pathless == nil && a.mappings.pathed != nil // aws-auth-rolearn-has-path
+}
+
+// whyNotCovered says why nothing the cluster's mode honours covers the role.
+func (a *authorization) whyNotCovered() string {
+	c, role := a.cluster, a.role.ARN
+	switch c.AuthenticationMode {
+	case facts.ModeAPI:
+		if a.mappings.pathless != nil || a.mappings.pathed != nil {
+			return fmt.Sprintf("node role %s has no access entry in cluster %s; aws-auth maps it, but mode API ignores aws-auth, so nodes never join", role, c.Name)
+		}
+		return fmt.Sprintf("node role %s has no access entry in cluster %s (mode API), so nodes never join", role, c.Name)
+	case facts.ModeConfigMap:
+		if a.mappingProblem != "" {
+			return fmt.Sprintf("aws-auth maps node role %s %s, so nodes of cluster %s (mode CONFIG_MAP) never join", role, a.mappingProblem, c.Name)
+		}
+		return fmt.Sprintf("node role %s is not in aws-auth mapRoles, and cluster %s uses mode CONFIG_MAP, which reads only aws-auth, so nodes never join", role, c.Name)
+	default:
+		if a.mappingProblem != "" {
+			return fmt.Sprintf("node role %s has no access entry in cluster %s, and aws-auth maps it %s, so nodes never join", role, c.Name, a.mappingProblem)
+		}
+		return fmt.Sprintf("node role %s has neither an %s access entry nor an aws-auth mapping in cluster %s (mode %s), so nodes never join", role, a.wantType(), c.Name, c.AuthenticationMode)
+	}
+}
+
+// fix is the exact command or mapRoles entry that authorizes the role.
+func (a *authorization) fix() string {
+	if a.cluster.HonoursAccessEntries() {
+		return a.createEntry()
+	}
+	return a.mapRolesFix()
+}
+
+// mapRolesFix adds the mapRoles entry, or replaces the role's broken one (a second entry for the same
+// rolearn would leave EKS to pick one of them).
+func (a *authorization) mapRolesFix() string {
+	if a.mappings.pathless != nil {
+		return "replace the role's aws-auth mapRoles entry with:\n" + a.mapRolesEntry()
+	}
+	return "add to aws-auth mapRoles:\n" + a.mapRolesEntry()
+}
+
+// createEntry is the command that creates the role's access entry.
+func (a *authorization) createEntry() string {
+	return fmt.Sprintf("aws eks create-access-entry --cluster-name %s --region %s --principal-arn %s --type %s",
+		a.cluster.Name, a.cluster.Region, a.role.ARN, a.wantType())
+}
+
+// recreateEntry deletes the role's access entry and creates it again.
+func (a *authorization) recreateEntry() string {
+	return fmt.Sprintf("aws eks delete-access-entry --cluster-name %s --region %s --principal-arn %s\n%s",
+		a.cluster.Name, a.cluster.Region, a.entry.PrincipalARN, a.createEntry())
+}
+
+// mapRolesEntry is the mapRoles entry that lets the role's nodes join.
+func (a *authorization) mapRolesEntry() string {
+	groups := "    - system:bootstrappers\n    - system:nodes"
+	if a.windows {
+		groups += "\n    - eks:kube-proxy-windows"
+	}
+	return fmt.Sprintf("- rolearn: %s\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n%s", a.role.PathlessARN(), groups)
+}

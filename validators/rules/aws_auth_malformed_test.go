@@ -1,0 +1,13 @@
+package rules_test
+
+import "testing"
+
+func TestAWSAuthMalformed(t *testing.T) {
+	testRule(t, "aws-auth-malformed", []ruleCase{
+		{name: "good", in: awsAuth("mapRoles: |\n  ---\n  - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod\n    username: system:node:{{EC2PrivateDNSName}}\n    groups:\n      - system:bootstrappers\n      - system:nodes\nmapAccounts: |\n  - \"111122223333\"\n")},
+		{name: "missing-username", fires: 1, in: awsAuth("mapRoles: |\n  - rolearn: arn:aws:iam::111122223333:role/a\n    username: system:node:{{EC2PrivateDNSName}}\n    groups: [system:bootstrappers, system:nodes]\n  - rolearn: arn:aws:iam::111122223333:role/b\n    usernmae: system:node:{{EC2PrivateDNSName}}\n    groups: [system:bootstrappers, system:nodes]\n")},
+		{name: "bad-yaml", fires: 1, in: awsAuth("mapRoles: |\n  - rolearn: arn:aws:iam::111122223333:role/a\n     username: x\n    groups: [a\n")},
+		{name: "groups-string", fires: 1, in: awsAuth("mapUsers: |\n  - userarn: arn:aws:iam::111122223333:user/ops\n    username: ops\n    groups: system:masters\n")},
+		{name: "structure-not-string", fires: 1, in: awsAuth("mapRoles:\n  - rolearn: arn:aws:iam::111122223333:role/a\n    username: x\n")},
+	})
+}

@@ -1,0 +1,130 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+var awsAuthRemovesNodeRole = &validators.Rule{
+	ID:            "aws-auth-removes-node-role",
+	Kinds:         []string{validators.KindAWSAuth},
+	DefaultAction: config.ActionDeny,
+	Scope:         validators.ScopeAdmission,
+	Operations:    []string{validators.OperationUpdate, validators.OperationDelete},
+	Needs:         []facts.Fact{facts.ClusterNodeClasses, facts.ClusterAuthenticationMode, facts.AccessEntries},
+	MayNeed:       []facts.Fact{facts.Roles, facts.InstanceProfiles},
+	Summary:       "an UPDATE or DELETE of aws-auth drops the mapping an existing EC2NodeClass's role depends on",
+	Doc: "Editing aws-auth by hand can drop the mapping (or one of the two node groups) of the role " +
+		"Karpenter's nodes use; when that mapping is what authorizes the role, new nodes stop joining. The " +
+		"webhook refuses such an edit and lists the EC2NodeClasses that would stop joining nodes.",
+	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
+		if c.Old == nil || c.Old.AWSAuth == nil {
+			return nil, nil
+		}
+		cluster, err := c.Facts.Cluster(c)
+		if err != nil {
+			return nil, err
+		}
+		if !cluster.HonoursAWSAuth() {
+			return nil, nil // mode API: aws-auth authorizes nothing
+		}
+		before := parsedConfigMap(c.Old)
+		var after *facts.AWSAuthData
+		if c.Operation == validators.OperationUpdate {
+			after = parsedConfigMap(o)
+		}
+		type loss struct {
+			role    *facts.Role
+			classes []string
+			problem string
+			windows bool
+		}
+		losses := map[string]*loss{}
+		for _, nc := range c.Input {
+			if nc.NodeClass == nil {
+				continue
+			}
+			r, err := resolveRole(c, nc)
+			if err != nil {
+				return nil, err
+			}
+			if r.role == nil {
+				continue
+			}
+			windows := userdata.IsWindows(family(nc.NodeClass))
+			if cluster.HonoursAccessEntries() {
+				entry, err := c.Facts.AccessEntry(c, r.role)
+				if err != nil {
+					return nil, err
+				}
+				if entry != nil {
+					continue // the entry decides for this role, whatever aws-auth says
+				}
+			}
+			if ok, _ := mappedForNodes(before, r.role, windows); !ok {
+				continue // aws-auth did not authorize it before either
+			}
+			ok, problem := mappedForNodes(after, r.role, windows)
+			if ok {
+				continue
+			}
+			l := losses[r.role.ARN]
+			if l == nil {
+				l = &loss{role: r.role, problem: problem, windows: windows}
+				losses[r.role.ARN] = l
+			}
+			l.classes = append(l.classes, nc.Name)
+		}
+		arns := make([]string, 0, len(losses))
+		for arn := range losses {
+			arns = append(arns, arn)
+		}
+		sort.Strings(arns)
+		edit := "this edit of aws-auth"
+		if c.Operation == validators.OperationDelete {
+			edit = "deleting aws-auth"
+		}
+		var out []validators.Finding
+		for _, arn := range arns {
+			l := losses[arn]
+			sort.Strings(l.classes)
+			what := "drops the mapping of node role " + l.role.PathlessARN()
+			if l.problem != "" {
+				what = "leaves the mapping of node role " + l.role.PathlessARN() + " " + l.problem
+			}
+			a := &authorization{cluster: cluster, role: l.role, windows: l.windows}
+			fix := "keep this entry in mapRoles:\n" + a.mapRolesEntry()
+			if cluster.HonoursAccessEntries() {
+				fix += "\nor first give the role an access entry: " + a.createEntry()
+			}
+			out = append(out, validators.Finding{
+				Field: "data.mapRoles",
+				Line:  o.Fields.Line("data", "mapRoles"),
+				Message: fmt.Sprintf("%s %s; that mapping is what lets nodes of %s join cluster %s (mode %s), so new nodes would never join",
+					edit, what, namedList(l.classes, "EC2NodeClass", "EC2NodeClasses"), cluster.Name, cluster.AuthenticationMode),
+				Fix: fix,
+			})
+		}
+		return out, nil
+	},
+}
+
+// parsedConfigMap parses an aws-auth object's data; nil when EKS would not read it (malformed), so it
+// authorizes nothing.
+func parsedConfigMap(o *objects.Object) *facts.AWSAuthData {
+	if o.AWSAuth == nil {
+		return nil
+	}
+	data, strs := validators.ConfigMapData(o)
+	auth, err := facts.ParseAWSAuth(data, "aws-auth")
+	if !strs || err != nil {
+		return nil
+	}
+	return auth
+}

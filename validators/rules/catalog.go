@@ -1,0 +1,56 @@
+package rules
+
+import "github.com/karpenter-guard/karpenter-guard/validators"
+
+// Default returns the full catalog of this build: every rule of allRules, asking a remote provider
+// ahead the questions they will ask (askAhead; see validators.Catalog.Evaluate).
+func Default() *validators.Catalog {
+	return validators.NewCatalog(allRules()...).WithAskAhead(askAhead)
+}
+
+// allRules lists every rule of this build. Order does not matter: the catalog sorts by kind and ID.
+func allRules() []*validators.Rule {
+	return []*validators.Rule{
+		// EC2NodeClass, static
+		instanceProfileARN,
+		amiSelectorMissingOwner,
+		amiAliasVersionFormat,
+		userdataBootstrapOnAL2023,
+		userdataInvalid,
+		customUserdataMissingUnregisteredTaint,
+		selectorTermIgnoredFields,
+		imdsV1Enabled,
+		ebsUnencrypted,
+		nodeclassV1beta1,
+		// EC2NodeClass, with facts
+		nodeRoleNotAuthorized,
+		nodeRoleAccessEntryType,
+		nodeRoleAccessEntryStale,
+		awsAuthRoleARNHasPath,
+		al2023HybridAuth,
+		nodeRoleNotFound,
+		instanceProfileNotFound,
+		instanceProfileNoRole,
+		amiSelectorNoMatch,
+		amiOwnerNotAllowed,
+		amiFamilyMismatch,
+		amiFamilyEOL,
+		subnetSelectorNoMatch,
+		securityGroupSelectorNoMatch,
+		selectorVPCMismatch,
+		subnetPublic,
+		// NodePool
+		nodepoolV1beta1,
+		deprecatedDisruptionAnnotation,
+		staleCompatibilityAnnotation,
+		nodepoolNodeclassMissing,
+		nodepoolNoLimits,
+		spotServiceLinkedRoleMissing,
+		// aws-auth
+		awsAuthMalformed,
+		awsAuthRemovesNodeRole,
+		// exceptions
+		exceptionMissingReason,
+		exceptionUnknownRule,
+	}
+}

@@ -1,0 +1,36 @@
+// Package rules is karpenter-guard's rule catalog: every check of this build, as a validators.Rule,
+// and Default, the catalog that holds them.
+//
+// A rule is one package-level *validators.Rule in the file named after its ID, with dashes as
+// underscores (instance-profile-arn → instance_profile_arn.go), beside its table test
+// (instance_profile_arn_test.go) whose messages, fixes and fixed files are kept in
+// testdata/instance-profile-arn.golden; a second table of a rule is <id>_<aspect>_test.go with
+// testdata/<id>-<aspect>.golden. The rule's file holds its Check and whatever only that rule uses;
+// TestLayout keeps the naming.
+//
+// What several rules read is a named analysis in a file named for it, computed once per evaluation
+// through validators.Memo:
+//
+//   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
+//     spec.instanceProfile);
+//   - authorization.go: whether that role may join the cluster, from the cluster's authentication
+//     mode, the role's access entry and its aws-auth mapping (docs/design.md §3), read by the
+//     node-role rules;
+//   - aws_auth_mappings.go: what aws-auth says about a role;
+//   - ami_family.go: the AMI family a class boots and an image belongs to;
+//   - ami_resolution.go: the images each amiSelectorTerms term resolves to, aliases through the SSM
+//     parameters of the cluster's version;
+//   - subnet_selection.go, security_group_selection.go and selector_terms.go: what a class's subnet
+//     and security-group terms select;
+//   - userdata.go: a class's userData parsed for its family;
+//   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
+//     are, how messages name things.
+//
+// prefetch.go asks a remote provider ahead, concurrently, the questions those analyses and rules are
+// about to ask (the catalog's validators.AskAheadFunc); TestAskAheadMirrorsTheRules keeps the two in
+// step.
+//
+// A Check is a pure function of the object, the input, the configuration and the facts. A rule that
+// meets an unknown fact it reads only in some cases (MayNeed) returns the provider's
+// *facts.UnknownError as its error, and the engine reports it as not evaluated with that reason.
+package rules
