@@ -15,11 +15,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	awsiam "github.com/aws/aws-sdk-go-v2/service/iam"
+	awsssm "github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/ssm"
 )
 
 // AWSOptions say where and how to reach AWS.
@@ -132,15 +137,15 @@ type Clients struct {
 func NewClients(cfg aws.Config, m *Metrics) Clients {
 	cfg.HTTPClient = SafeRequestBodies(cfg.HTTPClient)
 	if m != nil {
-		cfg.APIOptions = append(slices.Clone(cfg.APIOptions), m.instrument) // every client copies them
+		cfg.APIOptions = append(slices.Clone(cfg.APIOptions), m.Instrument) // every client copies them
 	}
 	base := cfg.BaseEndpoint
 	return Clients{
-		EKS: eks.NewFromConfig(cfg, func(o *eks.Options) { override(&o.BaseEndpoint, base) }),
-		IAM: iam.NewFromConfig(cfg, func(o *iam.Options) { override(&o.BaseEndpoint, base) }),
+		EKS: awseks.NewFromConfig(cfg, func(o *awseks.Options) { override(&o.BaseEndpoint, base) }),
+		IAM: awsiam.NewFromConfig(cfg, func(o *awsiam.Options) { override(&o.BaseEndpoint, base) }),
 		STS: sts.NewFromConfig(cfg, func(o *sts.Options) { override(&o.BaseEndpoint, base) }),
-		EC2: ec2.NewFromConfig(cfg, func(o *ec2.Options) { override(&o.BaseEndpoint, base) }),
-		SSM: ssm.NewFromConfig(cfg, func(o *ssm.Options) { override(&o.BaseEndpoint, base) }),
+		EC2: awsec2.NewFromConfig(cfg, func(o *awsec2.Options) { override(&o.BaseEndpoint, base) }),
+		SSM: awsssm.NewFromConfig(cfg, func(o *awsssm.Options) { override(&o.BaseEndpoint, base) }),
 	}
 }
 
@@ -152,33 +157,19 @@ func override(endpoint **string, base *string) {
 	}
 }
 
-// EKSAPI is what the provider calls of EKS.
-type EKSAPI interface {
-	DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
-	ListAccessEntries(context.Context, *eks.ListAccessEntriesInput, ...func(*eks.Options)) (*eks.ListAccessEntriesOutput, error)
-	DescribeAccessEntry(context.Context, *eks.DescribeAccessEntryInput, ...func(*eks.Options)) (*eks.DescribeAccessEntryOutput, error)
-}
+// EKSAPI is what the provider calls of EKS: what its eks concept provider calls (eks.API).
+type EKSAPI = eks.API
 
-// IAMAPI is what the provider calls of IAM.
-type IAMAPI interface {
-	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
-	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
-}
+// IAMAPI is what the provider calls of IAM: what its iam concept provider calls (iam.API).
+type IAMAPI = iam.API
 
 // STSAPI is what the provider calls of STS.
 type STSAPI interface {
 	GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
 }
 
-// EC2API is what the provider calls of EC2.
-type EC2API interface {
-	DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
-	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
-	DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
-	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
-}
+// EC2API is what the provider calls of EC2: what its ec2 concept provider calls (ec2.API).
+type EC2API = ec2.API
 
-// SSMAPI is what the provider calls of SSM.
-type SSMAPI interface {
-	GetParameter(context.Context, *ssm.GetParameterInput, ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
-}
+// SSMAPI is what the provider calls of SSM: what its ssm concept provider calls (ssm.API).
+type SSMAPI = ssm.API

@@ -20,24 +20,32 @@
 // It gives the same answers as the snapshot provider for the same world: selector terms become EC2
 // filters with the semantics of facts.MatchImage and friends, and a test runs every fixture through
 // both (TestAnswersMatchSnapshot).
+//
+// Provider composes one provider per concept, each with its own typed caches, one per kind of answer,
+// tuned by Options.Cache (its TTLs, and MaxEntries for each cache): eks (the cluster, its access
+// entries), iam (roles, instance profiles), ec2 (images, subnets and their route tables, security
+// groups), ssm (parameters) and awsauth (the ConfigMap). Answers of one kind never evict another's.
+// The concept providers share the lookup step, the wording of failed calls and the metrics of
+// package awscall.
 package live
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/awsauth"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/awscall"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/ssm"
 )
 
 // Options configure a Provider.
@@ -55,21 +63,31 @@ type Options struct {
 	// check), named in the reason of an answer that came too late. A call may go on detached for
 	// another budget to warm the cache (Cache.FetchTimeout defaults to twice the budget).
 	Budget time.Duration
-	// Cache tunes the answer cache (TTL and NegativeTTL from aws.cacheTTL and aws.negativeCacheTTL).
-	// FetchTimeout and MaxWait default from Budget.
+	// Cache tunes every concept provider's caches (TTL and NegativeTTL from aws.cacheTTL and
+	// aws.negativeCacheTTL). FetchTimeout and MaxWait default from Budget.
 	Cache cache.Options
 	// Metrics, when set, count requests and cache lookups.
 	Metrics *Metrics
 }
 
-// Provider implements facts.Provider. Close it to stop fetches in flight.
+// AWSAuthTTL is how long the provider keeps what it read of kube-system/aws-auth (see awsauth.TTL).
+const AWSAuthTTL = awsauth.TTL
+
+// Provider implements facts.Provider by delegating each question to the provider of its concept.
+// Close it to stop fetches in flight.
 type Provider struct {
-	opts   Options
-	cache  *cache.Cache[any]
-	probes map[facts.Fact]probe
+	opts    Options
+	eks     *eks.Provider
+	iam     *iam.Provider
+	ec2     *ec2.Provider
+	ssm     *ssm.Provider
+	awsAuth *awsauth.Provider
 }
 
-var _ facts.Provider = (*Provider)(nil)
+var (
+	_ facts.Provider   = (*Provider)(nil)
+	_ facts.AheadAsker = (*Provider)(nil)
+)
 
 // New returns a provider. It makes no call: the first question does.
 func New(opts Options) (*Provider, error) {
@@ -92,101 +110,30 @@ func New(opts Options) (*Provider, error) {
 	if opts.Metrics == nil {
 		opts.Metrics, _ = NewMetrics(nil)
 	}
-	p := &Provider{opts: opts, cache: cache.New[any](opts.Cache)}
-	p.probes = newProbes(opts.Clients)
-	return p, nil
+	caller := awscall.Caller{Budget: opts.Budget, Metrics: opts.Metrics}
+	return &Provider{
+		opts:    opts,
+		eks:     eks.NewProvider(opts.Clients.EKS, opts.ClusterName, opts.Region, caller, opts.Cache),
+		iam:     iam.NewProvider(opts.Clients.IAM, caller, opts.Cache),
+		ec2:     ec2.NewProvider(opts.Clients.EC2, caller, opts.Cache),
+		ssm:     ssm.NewProvider(opts.Clients.SSM, caller, opts.Cache),
+		awsAuth: awsauth.NewProvider(opts.Kube, opts.Metrics, opts.Cache),
+	}, nil
 }
 
-// Close stops the fetches in flight and waits for them.
-func (p *Provider) Close() { p.cache.Close() }
+// Close stops the fetches in flight of every concept provider and waits for them.
+func (p *Provider) Close() {
+	p.eks.Close()
+	p.iam.Close()
+	p.ec2.Close()
+	p.ssm.Close()
+	p.awsAuth.Close()
+}
 
 // AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
 // an evaluation's questions ahead, several at a time, and the rules then meet cached answers. In a
 // facts.AtHandOnly context every question is answered from the cache or not at all.
 func (p *Provider) AskAhead() bool { return true }
-
-// lookup answers one question through the cache: key identifies it, action is the IAM action of the
-// call (for metrics and reasons), fact the fact it serves. A stale answer is noted in ctx.
-func lookup[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, fetch func(context.Context) (T, bool, error)) (T, error) {
-	return lookupWithin(ctx, p, fact, action, key, 0, fetch)
-}
-
-// lookupWithin is lookup for an answer no older than maxAge (0: any unexpired answer). In a
-// facts.AtHandOnly context it answers from the cache only, and asks nothing.
-func lookupWithin[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, maxAge time.Duration, fetch func(context.Context) (T, bool, error)) (T, error) {
-	l, err := p.get(ctx, fact, action+" "+key, maxAge, func(fctx context.Context) (cache.Answer[any], error) {
-		v, negative, err := fetch(fctx)
-		var ce *CallError
-		var nf *ClusterNotFoundError
-		if errors.As(err, &ce) || errors.As(err, &nf) {
-			return cache.Answer[any]{}, err // already worded
-		}
-		if err != nil {
-			ce := &CallError{Action: action, Outcome: classify(err), Err: err}
-			if ce.Outcome == OutcomeTimeout {
-				ce.Budget = p.opts.Budget // the call ran out of its (detached) time: worded as a late answer
-			}
-			return cache.Answer[any]{}, ce
-		}
-		return cache.Answer[any]{Value: v, Negative: negative}, nil
-	})
-	if errors.Is(err, facts.ErrNotAtHand) {
-		var zero T
-		return zero, err
-	}
-	return answer[T](ctx, p, fact, action, key, l, err)
-}
-
-// get answers key through the cache, fetching it when needed; in a facts.AtHandOnly context it asks
-// nothing, and a question without an answer at hand is facts.NotAtHand (an error wrapping
-// facts.ErrNotAtHand, neither counted nor worded: the engine asks it ahead and runs again).
-func (p *Provider) get(ctx context.Context, fact facts.Fact, key string, maxAge time.Duration, fetch cache.Fetch[any]) (cache.Lookup[any], error) {
-	if !facts.OnlyAtHand(ctx) {
-		return p.cache.GetWithin(ctx, key, maxAge, fetch)
-	}
-	l, ok, err := p.cache.Cached(key, maxAge)
-	if !ok {
-		return l, facts.NotAtHand(ctx, fact)
-	}
-	return l, err
-}
-
-// answer turns a cache lookup into lookup's answer: counted, an error worded as an unknown fact, a
-// stale answer noted in ctx.
-func answer[T any](ctx context.Context, p *Provider, fact facts.Fact, action, key string, l cache.Lookup[any], err error) (T, error) {
-	p.opts.Metrics.lookup(string(fact), l.Result)
-	var zero T
-	if err != nil {
-		return zero, unknown(fact, p.late(action, err))
-	}
-	if l.Result == cache.Stale {
-		facts.Note(ctx, fmt.Sprintf("used a cached answer %s old for %s %s: %s", l.Age.Round(time.Second), action, key, reasonOf(p.late(action, l.RefreshErr))))
-	}
-	v, _ := l.Value.(T)
-	return v, nil
-}
-
-// late words a cache.LateError as a CallError naming the budget, or what else ended the wait (the
-// cause the caller's context was cancelled with, such as the CLI's --deadline).
-func (p *Provider) late(action string, err error) error {
-	if !errors.Is(err, cache.ErrLate) {
-		return err
-	}
-	ce := &CallError{Action: action, Outcome: OutcomeTimeout, Budget: p.opts.Budget, Err: err}
-	var le *cache.LateError
-	if errors.As(err, &le) && le.Cause != nil && !errors.Is(le.Cause, context.DeadlineExceeded) && !errors.Is(le.Cause, context.Canceled) {
-		ce.Cause = le.Cause
-	}
-	return ce
-}
-
-func reasonOf(err error) string {
-	var ce *CallError
-	if errors.As(err, &ce) {
-		return ce.Reason()
-	}
-	return err.Error()
-}
 
 // Known implements facts.Provider. Cluster facts and access entries are asked for. Whether the facts
 // asked per item (roles, images, …) can be had is learnt from a probe: a question about something
@@ -195,45 +142,17 @@ func reasonOf(err error) string {
 // need a fact AWS denies as not evaluated before running them, exactly as for a snapshot without
 // that section.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
-	if probe, ok := p.probes[f]; ok {
-		_, err := lookup(ctx, p, f, probe.action, "permission probe", func(ctx context.Context) (bool, bool, error) {
-			err := probe.ask(ctx)
-			if err == nil || classify(err) == OutcomeNotFound {
-				return true, false, nil
-			}
-			return false, false, err
-		})
-		return err
-	}
 	switch f {
-	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID:
-		c, err := p.Cluster(ctx)
-		if err != nil {
-			return unknown(f, err)
-		}
-		value := c.AuthenticationMode
-		switch f {
-		case facts.ClusterVersion:
-			value = c.Version
-		case facts.ClusterVPCID:
-			value = c.VPCID
-		}
-		if value == "" {
-			return facts.Unknown(f, "EKS DescribeCluster gave no value")
-		}
-	case facts.AccessEntries:
-		c, err := p.Cluster(ctx)
-		if err != nil {
-			return unknown(f, err)
-		}
-		if c.AuthenticationMode == facts.ModeConfigMap {
-			return nil
-		}
-		if _, err := p.accessEntryARNs(ctx, c.Name, 0); err != nil {
-			return err
-		}
+	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries:
+		return p.eks.Known(ctx, f)
+	case facts.Roles, facts.InstanceProfiles:
+		return p.iam.Known(ctx, f)
+	case facts.Images, facts.Subnets, facts.SecurityGroups:
+		return p.ec2.Known(ctx, f)
+	case facts.SSMParameters:
+		return p.ssm.Known(ctx, f)
 	case facts.AWSAuth:
-		_, err := p.AWSAuth(ctx)
+		_, err := p.awsAuth.AWSAuth(ctx)
 		return err
 	case facts.ClusterNodeClasses:
 		return facts.Unknown(f, "the live provider does not list EC2NodeClasses")
@@ -241,61 +160,55 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	return nil
 }
 
-// probeName names nothing that exists, inside the resources the shipped IAM policy scopes to.
-const (
-	probeName  = "karpenter-guard-permission-probe"
-	probeParam = "/aws/service/karpenter-guard/permission-probe"
-)
+// Cluster implements facts.Provider with EKS DescribeCluster. The account and partition come from the
+// cluster's ARN: the account whose images `self` means.
+func (p *Provider) Cluster(ctx context.Context) (*facts.Cluster, error) { return p.eks.Cluster(ctx) }
 
-type probe struct {
-	action string
-	ask    func(context.Context) error
+// AccessEntry implements facts.Provider: the list of entries, then DescribeAccessEntry of the role's
+// only (none in mode CONFIG_MAP, where EKS reads no entries).
+func (p *Provider) AccessEntry(ctx context.Context, role *facts.Role) (*facts.AccessEntry, error) {
+	return p.eks.AccessEntry(ctx, role)
 }
 
-// newProbes returns the questions that tell whether a per-item fact can be had. Subnets need both the
-// subnets and their route tables.
-func newProbes(c Clients) map[facts.Fact]probe {
-	none := func(name, value string) []ec2types.Filter { return []ec2types.Filter{filter(name, value)} }
-	return map[facts.Fact]probe{
-		facts.Roles: {"iam:GetRole", func(ctx context.Context) error {
-			_, err := c.IAM.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(probeName)})
-			return err
-		}},
-		facts.InstanceProfiles: {"iam:GetInstanceProfile", func(ctx context.Context) error {
-			_, err := c.IAM.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String(probeName)})
-			return err
-		}},
-		facts.SSMParameters: {"ssm:GetParameter", func(ctx context.Context) error {
-			_, err := c.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(probeParam)})
-			return err
-		}},
-		facts.Images: {"ec2:DescribeImages", func(ctx context.Context) error {
-			_, err := c.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}, Filters: none("image-id", "ami-00000000000000000")})
-			return err
-		}},
-		facts.Subnets: {"ec2:DescribeSubnets", func(ctx context.Context) error {
-			if _, err := c.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: none("subnet-id", "subnet-00000000000000000")}); err != nil {
-				return err
-			}
-			_, err := c.EC2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: none("route-table-id", "rtb-00000000000000000")})
-			if err != nil {
-				return &CallError{Action: "ec2:DescribeRouteTables", Outcome: classify(err), Err: err}
-			}
-			return nil
-		}},
-		facts.SecurityGroups: {"ec2:DescribeSecurityGroups", func(ctx context.Context) error {
-			_, err := c.EC2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: none("group-id", "sg-00000000000000000")})
-			return err
-		}},
-	}
+// AWSAuth implements facts.Provider from the Kubernetes API, parsed once per read of the ConfigMap.
+func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
+	return p.awsAuth.AWSAuth(ctx)
 }
 
-// errorIf returns an error with msg when cond holds.
-func errorIf(cond bool, msg string) error {
-	if cond {
-		return errors.New(msg)
+// Role implements facts.Provider with IAM GetRole (NoSuchEntity: nil).
+func (p *Provider) Role(ctx context.Context, name string) (*facts.Role, error) {
+	return p.iam.Role(ctx, name)
+}
+
+// InstanceProfile implements facts.Provider with IAM GetInstanceProfile (NoSuchEntity: nil).
+func (p *Provider) InstanceProfile(ctx context.Context, name string) (*facts.InstanceProfile, error) {
+	return p.iam.InstanceProfile(ctx, name)
+}
+
+// Images implements facts.Provider with EC2 DescribeImages. An ssmParameter term is resolved first,
+// with SSM GetParameter (facts.ResolveImageTerm): the image is EC2's, the parameter SSM's.
+func (p *Provider) Images(ctx context.Context, t facts.ImageTerm) ([]facts.Image, error) {
+	t, ok, err := facts.ResolveImageTerm(ctx, p, t)
+	if err != nil || !ok {
+		return nil, err
 	}
-	return nil
+	return p.ec2.Images(ctx, t)
+}
+
+// SSMParameter implements facts.Provider with SSM GetParameter (ParameterNotFound: absent).
+func (p *Provider) SSMParameter(ctx context.Context, name string) (string, bool, error) {
+	return p.ssm.Parameter(ctx, name)
+}
+
+// Subnets implements facts.Provider with EC2 DescribeSubnets; whether each is public comes from the
+// route tables of its VPC (DescribeRouteTables).
+func (p *Provider) Subnets(ctx context.Context, t facts.SelectorTerm) ([]facts.Subnet, error) {
+	return p.ec2.Subnets(ctx, t)
+}
+
+// SecurityGroups implements facts.Provider with EC2 DescribeSecurityGroups.
+func (p *Provider) SecurityGroups(ctx context.Context, t facts.SelectorTerm) ([]facts.SecurityGroup, error) {
+	return p.ec2.SecurityGroups(ctx, t)
 }
 
 // Identity returns the ARN AWS knows the caller as (STS GetCallerIdentity): the start-up check that
@@ -308,11 +221,7 @@ func (p *Provider) Identity(ctx context.Context) (string, error) {
 	}
 	out, err := p.opts.Clients.STS.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
-		ce := &CallError{Action: "sts:GetCallerIdentity", Outcome: classify(err), Err: err}
-		if ce.Outcome == OutcomeTimeout {
-			ce.Budget = p.opts.Budget
-		}
-		return "", ce
+		return "", awscall.NewCallError("sts:GetCallerIdentity", err, p.opts.Budget)
 	}
 	return aws.ToString(out.Arn), nil
 }

@@ -203,20 +203,41 @@ func TestUnknownSectionsAreDenied(t *testing.T) {
 	}
 }
 
-// TestConfigMapModeHasNoEntries: in mode CONFIG_MAP EKS has no access entries (its API answers 400),
-// so none is asked for.
-func TestConfigMapModeHasNoEntries(t *testing.T) {
+// TestConceptCachesAreSeparate: each concept keeps each kind of answer in a cache of its own, so that
+// answers of one kind never evict another's: with room for a single answer per cache, a second round
+// of one question of every kind is answered from the caches.
+func TestConceptCachesAreSeparate(t *testing.T) {
+	env := livetest.Start(t, decode(t, world), livetest.Options{Cache: cache.Options{MaxEntries: 1}})
 	ctx := context.Background()
-	env := livetest.Start(t, decode(t, strings.Replace(world, "API_AND_CONFIG_MAP", "CONFIG_MAP", 1)), livetest.Options{})
-	if err := env.Provider.Known(ctx, facts.AccessEntries); err != nil {
-		t.Fatalf("Known(accessEntries) = %v", err)
+	questions := map[string]func(context.Context, facts.Provider) error{
+		"cluster":                        askCluster,
+		"access entry":                   askEntry,
+		"role":                           askRole,
+		"instance profile":               askProfile,
+		"images of an alias's parameter": askSSMImages,
+		"subnets":                        askSubnets,
+		"security groups":                askGroups,
+		"aws-auth":                       askAWSAuth,
+		"roles probe":                    func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) },
 	}
-	e, err := env.Provider.AccessEntry(ctx, &facts.Role{Name: "KarpenterNodeRole", ARN: "arn:aws:iam::111122223333:role/teams/KarpenterNodeRole"})
-	if e != nil || err != nil {
-		t.Errorf("AccessEntry = %v, %v; want none", e, err)
+	for round := range 2 {
+		for name, ask := range questions {
+			if err := ask(ctx, env.Provider); err != nil {
+				t.Fatalf("round %d, %s: %v", round, name, err)
+			}
+		}
+		if round == 0 {
+			env.Fake.ResetCalls()
+		}
 	}
-	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 0 {
-		t.Errorf("ListAccessEntries called %d times in mode CONFIG_MAP", n)
+	if n := env.Fake.Calls("*"); n != 0 {
+		var asked []string
+		for _, op := range fakeaws.Operations {
+			if c := env.Fake.Calls(op); c > 0 {
+				asked = append(asked, op)
+			}
+		}
+		t.Errorf("%d requests in the second round (%s); want every answer from the caches", n, strings.Join(asked, ", "))
 	}
 }
 
@@ -275,6 +296,16 @@ func askEntries(ctx context.Context, p facts.Provider) error {
 	return p.Known(ctx, facts.AccessEntries)
 }
 
+func askEntry(ctx context.Context, p facts.Provider) error {
+	_, err := p.AccessEntry(ctx, &facts.Role{Name: "KarpenterNodeRole", Path: "/teams/", ARN: "arn:aws:iam::111122223333:role/teams/KarpenterNodeRole"})
+	return err
+}
+
+func askAWSAuth(ctx context.Context, p facts.Provider) error {
+	_, err := p.AWSAuth(ctx)
+	return err
+}
+
 func askRole(ctx context.Context, p facts.Provider) error {
 	_, err := p.Role(ctx, "KarpenterNodeRole")
 	return err
@@ -297,6 +328,11 @@ func askCluster(ctx context.Context, p facts.Provider) error {
 
 func askSSM(ctx context.Context, p facts.Provider) error {
 	_, _, err := p.SSMParameter(ctx, "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	return err
+}
+
+func askSSMImages(ctx context.Context, p facts.Provider) error {
+	_, err := p.Images(ctx, facts.ImageTerm{SSMParameter: "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"})
 	return err
 }
 
@@ -467,51 +503,8 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	}
 }
 
-// TestNewAccessEntrySeenWithinNegativeTTL: an access entry created after the list was cached is seen
-// once the list is older than the negative TTL (30 s), not the positive one (5 min): "create the
-// entry, then apply the EC2NodeClass" must not be refused for minutes. A role with an entry does not
-// make the list be asked again.
-func TestNewAccessEntrySeenWithinNegativeTTL(t *testing.T) {
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	without := strings.Replace(world, "  - principalArn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole\n", "  - principalArn: arn:aws:iam::111122223333:role/Other\n", 1)
-	env := livetest.Start(t, decode(t, without), livetest.Options{Cache: cache.Options{TTL: 5 * time.Minute, NegativeTTL: 30 * time.Second, Now: clock}})
-	ctx := context.Background()
-	role, err := env.Provider.Role(ctx, "KarpenterNodeRole")
-	if err != nil || role == nil {
-		t.Fatalf("Role = %v, %v", role, err)
-	}
-	entry := func() *facts.AccessEntry {
-		t.Helper()
-		e, err := env.Provider.AccessEntry(ctx, role)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	if e := entry(); e != nil {
-		t.Fatalf("AccessEntry = %+v before the entry exists", e)
-	}
-	env.Fake.SetFacts(decode(t, world)) // the entry created
-	now = now.Add(20 * time.Second)
-	if e := entry(); e != nil {
-		t.Fatalf("AccessEntry = %+v from a list 20s old; the list should still be cached", e)
-	}
-	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 1 {
-		t.Errorf("eks:ListAccessEntries called %d times within the negative TTL; want 1", n)
-	}
-	now = now.Add(15 * time.Second)
-	if e := entry(); e == nil || e.Type != "EC2_LINUX" {
-		t.Fatalf("AccessEntry = %+v 35s after the list; want the new entry", e)
-	}
-	now = now.Add(time.Minute)
-	entry()
-	if n := env.Fake.Calls("eks:ListAccessEntries"); n != 2 {
-		t.Errorf("eks:ListAccessEntries called %d times; want 2 (a role with an entry uses the list for its TTL)", n)
-	}
-}
-
-// TestUnknownCluster: a cluster name EKS does not know is said plainly.
+// TestUnknownCluster: a cluster name EKS does not know is said plainly, as the ClusterNotFoundError
+// the CLI's preflight looks for.
 func TestUnknownCluster(t *testing.T) {
 	cf := decode(t, world)
 	env := livetest.Start(t, cf, livetest.Options{})

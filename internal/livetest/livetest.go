@@ -7,6 +7,7 @@ package livetest
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,16 +68,8 @@ func NewProvider(t testing.TB, url string, cf *facts.ClusterFacts, o Options) *l
 			name = c.Name
 		}
 	}
-	cfg := fakeaws.Config(url, region)
-	retryer := live.NewRetryer(o.Budget)
-	attempts := o.Attempts
-	if attempts <= 0 {
-		attempts = 1
-	}
-	cfg.RetryMaxAttempts = attempts
-	cfg.Retryer = retryer
 	p, err := live.New(live.Options{
-		ClusterName: name, Region: region, Clients: live.NewClients(cfg, o.Metrics),
+		ClusterName: name, Region: region, Clients: NewClients(url, region, o),
 		Kube: KubeReader(cf), Budget: o.Budget, Cache: o.Cache, Metrics: o.Metrics,
 	})
 	if err != nil {
@@ -84,6 +77,16 @@ func NewProvider(t testing.TB, url string, cf *facts.ClusterFacts, o Options) *l
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// NewClients returns the AWS clients of a live provider for the fake at url: the real SDK clients, as
+// live.NewClients builds them, with the retryer of o. Tests of one concept provider (facts/live/iam,
+// …) build it with the client it calls.
+func NewClients(url, region string, o Options) live.Clients {
+	cfg := fakeaws.Config(url, region)
+	cfg.Retryer = live.NewRetryer(o.Budget)
+	cfg.RetryMaxAttempts = max(o.Attempts, 1)
+	return live.NewClients(cfg, o.Metrics)
 }
 
 // KubeReader returns a Kubernetes reader holding the snapshot's aws-auth: the ConfigMap with its data,
@@ -128,4 +131,28 @@ func Expressible(cf *facts.ClusterFacts) error {
 		}
 	}
 	return nil
+}
+
+// Clock is a clock for cache.Options.Now that a test moves by hand. It is safe for concurrent use: the
+// caches read it from their fetches' goroutines.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock at a fixed instant.
+func NewClock() *Clock { return &Clock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Add moves the clock forward by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -1,4 +1,4 @@
-package live
+package awscall
 
 import (
 	"context"
@@ -50,8 +50,8 @@ func TestClassify(t *testing.T) {
 		{"connection refused", errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), OutcomeError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := classify(tc.err); got != tc.want {
-				t.Errorf("classify(%v) = %s, want %s", tc.err, got, tc.want)
+			if got := Classify(tc.err); got != tc.want {
+				t.Errorf("Classify(%v) = %s, want %s", tc.err, got, tc.want)
 			}
 		})
 	}
