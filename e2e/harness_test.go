@@ -245,7 +245,13 @@ func (c *cluster) start(ctx context.Context) error {
 	return nil
 }
 
+// build builds the karpenter-guard binary under test; E2E_GUARD_BIN names a prebuilt one instead, for
+// the benchmarks' before/after runs of another revision.
 func (c *cluster) build(ctx context.Context) error {
+	if bin := os.Getenv("E2E_GUARD_BIN"); bin != "" {
+		c.guardBin = bin
+		return nil
+	}
 	c.guardBin = filepath.Join(c.dir, "karpenter-guard")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", c.guardBin, "./cmd/karpenter-guard")
 	cmd.Dir = ".."
