@@ -446,6 +446,8 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 		args = append(args, "--self-signed")
 	}
 	args = append(args, o.extraArgs...)
+	// E2E_GUARD_ARGS adds serve flags to every start, for diagnosis (--pprof-bind-address=127.0.0.1:6060).
+	args = append(args, strings.Fields(os.Getenv("E2E_GUARD_ARGS"))...)
 	p, err := c.spawn("karpenter-guard", append([]string{"AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake",
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, o.env...), c.guardBin, args...)
 	if err != nil {

@@ -50,6 +50,7 @@ type serveOptions struct {
 	webhookTimeout  time.Duration
 	certDir         string
 	healthAddr      string
+	pprofAddr       string
 	metricsAddr     string
 	factsFile       string
 	selfSigned      bool
@@ -99,6 +100,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 	f.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory of tls.crt and tls.key (reloaded when they change)")
 	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of /metrics (0 disables it)")
+	f.StringVar(&o.pprofAddr, "pprof-bind-address", "", "address of Go's /debug/pprof profiles, for diagnosing latency or memory (off when empty; never expose it)")
 	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot to use instead of AWS (local runs, demos, tests)")
 	f.BoolVar(&o.selfSigned, "self-signed", false, "generate a CA and serving certificate in --cert-dir when it has none (writes ca.crt beside them)")
 	f.BoolVar(&o.certRotation, "cert-rotation", false, "keep the CA and certificate in a Secret, renew them, and inject the CA into the webhook configurations")
@@ -172,6 +174,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *serv
 		Scheme:                  scheme,
 		Cache:                   cacheOpts,
 		HealthProbeBindAddress:  o.healthAddr,
+		PprofBindAddress:        o.pprofAddr,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		WebhookServer:           webhookServer,
 		GracefulShutdownTimeout: &gracefulTimeout,
