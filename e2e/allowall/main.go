@@ -1,49 +1,47 @@
-// Command allowall is the transport floor of the e2e suite's overhead benchmark: an HTTPS admission
-// webhook on controller-runtime's admission handler that allows everything, in a process of its own as
-// karpenter-guard's webhook is. It serves /validate and /mutate, and GET /calls, the number of reviews
-// answered so far.
+// Command allowall is the transport floor of the e2e suite's overhead benchmark: an admission webhook
+// that allows everything, served as karpenter-guard serves its own (controller-runtime's webhook
+// server, TLS from a certificate directory, the same request metrics), in a process of its own as
+// karpenter-guard's webhook is. Besides /validate and /mutate it answers GET /calls with the number of
+// reviews answered so far, and GET /metrics with controller-runtime's metrics (the webhook latency).
 //
-//	allowall -listen 127.0.0.1:9443 -cert tls.crt -key tls.key
+//	allowall -port 9443 -cert-dir DIR
 package main
 
 import (
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:9443", "the address to serve on")
-	certFile := flag.String("cert", "tls.crt", "the serving certificate")
-	keyFile := flag.String("key", "tls.key", "its key")
+	port := flag.Int("port", 9443, "the port to serve HTTPS on, on 127.0.0.1")
+	certDir := flag.String("cert-dir", ".", "the directory of tls.crt and tls.key")
 	flag.Parse()
-	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-	if err != nil {
-		log.Fatalf("allowall: load the serving certificate: %v", err)
-	}
 	var calls atomic.Int64
-	handler := &ctrlwebhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
+	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: "127.0.0.1", Port: *port, CertDir: *certDir})
+	allow := &ctrlwebhook.Admission{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		calls.Add(1)
 		return admission.Allowed("")
 	})}
-	mux := http.NewServeMux()
-	mux.Handle("/validate", handler)
-	mux.Handle("/mutate", handler)
-	mux.HandleFunc("GET /calls", func(w http.ResponseWriter, _ *http.Request) {
+	srv.Register("/validate", allow)
+	srv.Register("/mutate", allow)
+	srv.Register("/calls", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, calls.Load())
-	})
-	l, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatalf("allowall: listen: %v", err)
+	}))
+	srv.Register("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := srv.Start(ctx); err != nil {
+		log.Fatalf("allowall: %v", err)
 	}
-	srv := &http.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
-	log.Fatal(srv.ServeTLS(l, "", ""))
 }
