@@ -2,6 +2,7 @@ package validators_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +16,10 @@ import (
 
 // BenchmarkEvaluate measures the whole static catalog on one object (target: under 20 µs per object).
 // The input set holds 100 objects, as a GitOps repository would, so cross-object rules pay their lookups.
-// EC2NodeClassUncommonUserData is the corpus class with userData the parsing fast paths decline.
+// EC2NodeClassUncommonUserData is the corpus class with a folded MIME header and a flow-style
+// NodeConfig. The catalog remembers parsed userData by text (userdata.Parser), as it does when the
+// audit re-evaluates unchanged classes; EC2NodeClassNewUserData gives every evaluation a text it has not
+// parsed yet, the cost of a class whose userData was just edited.
 func BenchmarkEvaluate(b *testing.B) {
 	benchmarkEvaluate(b, facts.None{})
 }
@@ -43,6 +47,15 @@ func benchmarkEvaluate(b *testing.B, p facts.Provider) {
 	}
 	extra := &manifest.Set{}
 	extra.Add(manifest.Source{Path: "uncommon.yaml", Data: []byte(uncommon)})
+	// More distinct texts than the parser remembers, evaluated in turn: none is remembered.
+	fresh := &manifest.Set{}
+	for i := range 1024 {
+		doc := strings.Replace(corpus.NodeClass(0), "#!/bin/bash\n", fmt.Sprintf("#!/bin/bash\n    # edit %d\n", i), 1)
+		fresh.Add(manifest.Source{Path: "fresh.yaml", Data: []byte(doc)})
+	}
+	if len(fresh.Objects) != 1024 || fresh.Objects[0].NodeClass.Spec.UserData == nil || !strings.Contains(*fresh.Objects[0].NodeClass.Spec.UserData, "# edit 0") {
+		b.Fatalf("the corpus userData changed: update the fresh variants (%d objects, %v)", len(fresh.Objects), fresh.Errors)
+	}
 	cat := rules.Default()
 	for _, bc := range []struct {
 		name string
@@ -66,6 +79,15 @@ func benchmarkEvaluate(b *testing.B, p facts.Provider) {
 			}
 		})
 	}
+	b.Run("EC2NodeClassNewUserData", func(b *testing.B) {
+		c := &validators.Context{Context: context.Background(), Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			cat.Evaluate(c, fresh.Objects[i%len(fresh.Objects):i%len(fresh.Objects)+1])
+			i++
+		}
+	})
 	// The CLI evaluates a whole input at once, so per-evaluation memos (parsed aws-auth, resolved AMI
 	// terms, the node-class index) are shared: the per-object cost of a 100-object set.
 	b.Run("SetOf100", func(b *testing.B) {

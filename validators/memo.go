@@ -33,3 +33,26 @@ func Memo[K comparable, V any](c *Context, a *Analysis[K, V], k K, compute func(
 	c.memos[key] = v
 	return v
 }
+
+// Resource names a value that a catalog keeps across its evaluations, made on first use: a cache
+// whose entries outlive one evaluation, where Memo's last one run. Declare each resource once, as a
+// package-level variable; New makes its value, which must be safe for concurrent use, since a
+// catalog's evaluations run concurrently (admission reviews).
+type Resource[T any] struct {
+	// Name says what the resource holds ("parsed userData"), for people reading the code.
+	Name string
+	New  func() T
+}
+
+// Shared returns the value of r that c's catalog keeps, made with r.New the first time any evaluation
+// of the catalog (or of its Subsets) asks. Outside an evaluation (no catalog) it returns a fresh value.
+func Shared[T any](c *Context, r *Resource[T]) T {
+	if c.catalog == nil {
+		return r.New()
+	}
+	if v, ok := c.catalog.shared.Load(r); ok {
+		return v.(T)
+	}
+	v, _ := c.catalog.shared.LoadOrStore(r, r.New())
+	return v.(T)
+}

@@ -66,3 +66,38 @@ func TestMemoLastsOneRun(t *testing.T) {
 		t.Errorf("computed %d times over two evaluations, want 2", n)
 	}
 }
+
+// counter is a Resource whose value says which New made it.
+type counter struct{ made int }
+
+// TestSharedOutlivesAnEvaluation: a Resource's value is made once per catalog, kept across its
+// evaluations and shared with its Subsets; another catalog has its own.
+func TestSharedOutlivesAnEvaluation(t *testing.T) {
+	made := 0
+	res := &validators.Resource[*counter]{Name: "counter", New: func() *counter { made++; return &counter{made} }}
+	var seen []*counter
+	rule := &validators.Rule{ID: "uses-a-resource", Kinds: []string{validators.KindNodePool}, DefaultAction: config.ActionWarn,
+		Summary: "records the resource", Doc: "A test rule.",
+		Check: func(c *validators.Context, _ *objects.Object) ([]validators.Finding, error) {
+			seen = append(seen, validators.Shared(c, res))
+			return nil, nil
+		}}
+	pool := &objects.Object{Kind: objects.KindNodePool, Name: "p", NodePool: &objects.NodePool{}, Fields: objects.Map{}}
+	evaluate := func(cat *validators.Catalog) {
+		cat.Evaluate(&validators.Context{Context: context.Background(), Config: config.Default(), Facts: facts.None{}}, []*objects.Object{pool})
+	}
+	cat := validators.NewCatalog(rule)
+	evaluate(cat)
+	evaluate(cat)
+	evaluate(cat.Subset(rule))
+	evaluate(validators.NewCatalog(rule))
+	if len(seen) != 4 {
+		t.Fatalf("the rule ran %d times, want 4", len(seen))
+	}
+	if seen[0] != seen[1] || seen[0] != seen[2] {
+		t.Errorf("evaluations of one catalog and its Subset got different values: %d, %d, %d", seen[0].made, seen[1].made, seen[2].made)
+	}
+	if seen[3] == seen[0] || made != 2 {
+		t.Errorf("another catalog shares the value (made %d times)", made)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -137,8 +138,10 @@ func (c *Context) NodeClass(name string) *objects.Object {
 
 // Catalog is the rule registry.
 type Catalog struct {
-	rules []*Rule
-	byID  map[string]*Rule
+	// shared holds the values of Resources (see Shared), by *Resource; Subset's catalogs share it.
+	shared *sync.Map
+	rules  []*Rule
+	byID   map[string]*Rule
 	// missing holds, per rule, the last reason composed for its unknown facts (see composeMissing).
 	missing []atomic.Pointer[composedMissing]
 	// kindRules lists, per kind and scope, the positions of the rules that run there, in catalog
@@ -160,7 +163,7 @@ type AskAheadFunc func(cat *Catalog, c *Context, objs []*objects.Object)
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
 // programming error caught by every test run.
 func NewCatalog(rules ...*Rule) *Catalog {
-	c := &Catalog{byID: map[string]*Rule{}}
+	c := &Catalog{byID: map[string]*Rule{}, shared: &sync.Map{}}
 	for _, r := range rules {
 		if r.ID == "" || len(r.Kinds) == 0 || r.DefaultAction == "" || r.Summary == "" || r.Doc == "" {
 			panic(fmt.Sprintf("rule %q is missing an ID, kind, default action, summary or doc", r.ID))
@@ -270,9 +273,12 @@ func (c *Catalog) WithAskAhead(ask AskAheadFunc) *Catalog {
 	return c
 }
 
-// Subset returns a catalog of the given rules, which are rules of c, asking ahead as c does.
+// Subset returns a catalog of the given rules, which are rules of c, asking ahead as c does and sharing
+// its Resources.
 func (c *Catalog) Subset(rules ...*Rule) *Catalog {
-	return NewCatalog(rules...).WithAskAhead(c.askAhead)
+	sub := NewCatalog(rules...).WithAskAhead(c.askAhead)
+	sub.shared = c.shared
+	return sub
 }
 
 // RulesIn returns the rules that run on objects of that kind in c, in catalog order: those of c's

@@ -15,6 +15,12 @@ type parsedUserData struct {
 // userDataParses are the parsed userData of one evaluation, by EC2NodeClass.
 var userDataParses = &validators.Analysis[*objects.Object, parsedUserData]{Name: "userData"}
 
+// userDataParser remembers the catalog's recent parses by text: the audit re-evaluates unchanged
+// classes every interval, and classes of a cluster share a few userData texts.
+var userDataParser = &validators.Resource[*userdata.Parser]{Name: "parsed userData", New: func() *userdata.Parser {
+	return userdata.NewParser(256)
+}}
+
 // parseUserData parses an EC2NodeClass's userData for its family once per evaluation; several rules
 // read it.
 func parseUserData(c *validators.Context, o *objects.Object) (userdata.UserData, error) {
@@ -23,7 +29,7 @@ func parseUserData(c *validators.Context, o *objects.Object) (userdata.UserData,
 		if o.NodeClass.Spec.UserData != nil {
 			text = *o.NodeClass.Spec.UserData
 		}
-		ud, err := userdata.Parse(family(o.NodeClass), text)
+		ud, err := validators.Shared(c, userDataParser).Parse(family(o.NodeClass), text)
 		return parsedUserData{ud, err}
 	})
 	return p.ud, p.err
