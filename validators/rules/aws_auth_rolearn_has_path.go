@@ -19,7 +19,8 @@ var awsAuthRoleARNHasPath = &validators.Rule{
 	Summary:       "the only aws-auth mapping of the node role uses the ARN with the role's path",
 	Doc: "EKS turns the node's STS identity into a role ARN without the IAM path, so a mapRoles entry " +
 		"written with the path (arn:aws:iam::…:role/team/NodeRole) never matches. Write the path-less ARN. " +
-		"Not reported where the mapping decides nothing: mode API, or an access entry of the role (it wins).",
+		"Not reported where the mapping decides nothing: mode API, or an access entry of the role (it wins); " +
+		"not evaluated while the cluster's authentication mode is unknown.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		r, err := resolveRole(c, o)
 		if err != nil || r.role == nil {
@@ -35,14 +36,17 @@ var awsAuthRoleARNHasPath = &validators.Rule{
 		}
 		// The mapping decides only in a mode that reads aws-auth and when no access entry of the role
 		// wins over it (docs/design.md §3); otherwise node-role-not-authorized or -access-entry-type report.
-		if c.Facts.Known(c, facts.ClusterAuthenticationMode) == nil {
-			a, err := authorizationOf(c, o)
-			if err != nil || a == nil {
-				return nil, err
-			}
-			if !a.cluster.HonoursAWSAuth() || a.entry != nil {
-				return nil, nil
-			}
+		// Without the mode nothing says the mapping matters: not evaluated, never a deny on less than
+		// the rule needs.
+		if err := c.Facts.Known(c, facts.ClusterAuthenticationMode); err != nil {
+			return nil, err
+		}
+		a, err := authorizationOf(c, o)
+		if err != nil || a == nil {
+			return nil, err
+		}
+		if !a.cluster.HonoursAWSAuth() || a.entry != nil {
+			return nil, nil
 		}
 		return []validators.Finding{{
 			Field: r.field,

@@ -24,6 +24,7 @@ func propertyWorld(opts ...factsOpt) string {
 			role("KarpenterNodeRole-recreated", "/", recreated),
 			role("KarpenterNodeRole-data", "/teams/data/", "2025-05-30T09:00:00Z"),
 			role("KarpenterNodeRole-entry-only", "/", "2025-05-30T09:00:00Z"),
+			role("KarpenterNodeRole-data-entry", "/teams/data/", "2025-05-30T09:00:00Z"),
 		),
 		entries(
 			entry(nodeRoleARN, "EC2_LINUX", created),
@@ -31,12 +32,14 @@ func propertyWorld(opts ...factsOpt) string {
 			entry("arn:aws:iam::111122223333:role/KarpenterNodeRole-standard", "STANDARD", created),
 			entry("arn:aws:iam::111122223333:role/KarpenterNodeRole-recreated", "EC2_LINUX", created),
 			entry("arn:aws:iam::111122223333:role/KarpenterNodeRole-entry-only", "EC2_LINUX", created),
+			entry("arn:aws:iam::111122223333:role/KarpenterNodeRole-data-entry", "EC2_LINUX", created),
 		),
 		withAWSAuth(
 			mapping(nodeRoleARN, nodeGroups),
 			mapping(winRoleARN, windowsGroups),
 			mapping("arn:aws:iam::111122223333:role/KarpenterNodeRole-recreated", nodeGroups),
 			mapping("arn:aws:iam::111122223333:role/teams/data/KarpenterNodeRole-data", nodeGroups),
+			mapping("arn:aws:iam::111122223333:role/teams/data/KarpenterNodeRole-data-entry", nodeGroups),
 		),
 	}
 	return clusterFacts(append(base, opts...)...)
@@ -57,6 +60,9 @@ func propertyInput() string {
 		nodeClass("entry-stale", withRole("role: KarpenterNodeRole-recreated\n")),
 		nodeClass("pathed-mapping", withRole("role: KarpenterNodeRole-data\n")),
 		nodeClass("entry-only", withRole("role: KarpenterNodeRole-entry-only\n")),
+		// A pathed mapping that decides nothing: the role's access entry wins. Only the mode says so,
+		// so without it the mapping must not be reported.
+		nodeClass("pathed-mapping-entry-wins", withRole("role: KarpenterNodeRole-data-entry\n")),
 		nodeClass("role-missing", withRole("role: KarpenterNodeRole-prod\n")),
 		nodeClass("profile-missing", withRole("instanceProfile: KarpenterNodeInstanceProfile-prod\n")),
 		nodeClass("profile-empty", withRole("instanceProfile: "+emptyProfile+"\n")),
