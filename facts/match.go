@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -219,4 +220,26 @@ func ResolveImageTerm(ctx context.Context, p Provider, t ImageTerm) (_ ImageTerm
 		return ImageTerm{}, false, err
 	}
 	return ImageTerm{ID: id}, true, nil
+}
+
+// SortImages puts images in the order both providers answer in: newest first (creationDate, which AWS
+// writes in one ISO 8601 form), then by ID. AWS lists them in no stated order and a snapshot in its
+// file's, so without it a message or a suggested fix could depend on where the facts came from.
+func SortImages(imgs []Image) {
+	slices.SortStableFunc(imgs, func(a, b Image) int {
+		if c := strings.Compare(b.CreationDate, a.CreationDate); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// SortSubnets puts subnets in the order both providers answer in: by ID.
+func SortSubnets(s []Subnet) {
+	slices.SortStableFunc(s, func(a, b Subnet) int { return strings.Compare(a.ID, b.ID) })
+}
+
+// SortSecurityGroups puts security groups in the order both providers answer in: by ID.
+func SortSecurityGroups(g []SecurityGroup) {
+	slices.SortStableFunc(g, func(a, b SecurityGroup) int { return strings.Compare(a.ID, b.ID) })
 }

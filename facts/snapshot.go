@@ -454,7 +454,7 @@ func (s *Snapshot) Images(ctx context.Context, t ImageTerm) ([]Image, error) {
 	if s.facts.Cluster != nil {
 		account = s.facts.Cluster.AccountID
 	}
-	return selectMemo(s.selections, "image "+t.String(), *s.facts.Images, func(img Image) bool { return MatchImage(t, img, account) }), nil
+	return selectMemo(s.selections, "image "+t.String(), *s.facts.Images, func(img Image) bool { return MatchImage(t, img, account) }, SortImages), nil
 }
 
 // SSMParameter implements Provider.
@@ -471,7 +471,7 @@ func (s *Snapshot) Subnets(ctx context.Context, t SelectorTerm) ([]Subnet, error
 	if err := s.Known(ctx, Subnets); err != nil {
 		return nil, err
 	}
-	return selectMemo(s.selections, "subnet "+t.String(), *s.facts.Subnets, func(sn Subnet) bool { return MatchSubnet(t, sn) }), nil
+	return selectMemo(s.selections, "subnet "+t.String(), *s.facts.Subnets, func(sn Subnet) bool { return MatchSubnet(t, sn) }, SortSubnets), nil
 }
 
 // SecurityGroups implements Provider.
@@ -479,7 +479,7 @@ func (s *Snapshot) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 	if err := s.Known(ctx, SecurityGroups); err != nil {
 		return nil, err
 	}
-	return selectMemo(s.selections, "sg "+t.String(), *s.facts.SecurityGroups, func(g SecurityGroup) bool { return MatchSecurityGroup(t, g) }), nil
+	return selectMemo(s.selections, "sg "+t.String(), *s.facts.SecurityGroups, func(g SecurityGroup) bool { return MatchSecurityGroup(t, g) }, SortSecurityGroups), nil
 }
 
 // termMemo remembers what a selector term selected in an immutable snapshot. It holds at most
@@ -492,8 +492,8 @@ type termMemo struct {
 
 const maxMemoTerms = 4096
 
-// selectMemo returns the items of all that match, remembered in m under key.
-func selectMemo[T any](m *termMemo, key string, all []T, match func(T) bool) []T {
+// selectMemo returns the items of all that match, in order's order, remembered in m under key.
+func selectMemo[T any](m *termMemo, key string, all []T, match func(T) bool, order func([]T)) []T {
 	if v, ok := m.answers.Load(key); ok {
 		return v.([]T)
 	}
@@ -503,6 +503,7 @@ func selectMemo[T any](m *termMemo, key string, all []T, match func(T) bool) []T
 			out = append(out, x)
 		}
 	}
+	order(out)
 	if m.size.Load() < maxMemoTerms {
 		if _, loaded := m.answers.LoadOrStore(key, out); !loaded {
 			m.size.Add(1)

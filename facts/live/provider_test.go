@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +95,9 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 	ctx := context.Background()
 	cf := decode(t, world)
 	snap := facts.NewSnapshot(cf)
-	lp := livetest.Start(t, cf, livetest.Options{}).Provider
+	// AWS lists images, subnets and groups in no stated order: the fake serves them in the reverse of
+	// the snapshot's, and both providers must still answer alike.
+	lp := livetest.Start(t, reversedLists(t, world), livetest.Options{}).Provider
 
 	same := func(name string, get func(p facts.Provider) (any, error)) {
 		t.Helper()
@@ -557,6 +560,19 @@ karpenter_guard_facts_cache_total{fact="roles",result="miss"} 1
 }
 
 // fmtAny renders an answer for comparison: pointers followed, nil and empty lists alike.
+// reversedLists decodes a world with its images, subnets and security groups in reverse order.
+func reversedLists(t *testing.T, doc string) *facts.ClusterFacts {
+	t.Helper()
+	cf := decode(t, doc)
+	if cf.Images == nil || len(*cf.Images) < 2 || cf.Subnets == nil || len(*cf.Subnets) < 2 || cf.SecurityGroups == nil || len(*cf.SecurityGroups) < 2 {
+		t.Fatal("the world needs several images, subnets and groups for their order to matter")
+	}
+	slices.Reverse(*cf.Images)
+	slices.Reverse(*cf.Subnets)
+	slices.Reverse(*cf.SecurityGroups)
+	return cf
+}
+
 func fmtAny(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

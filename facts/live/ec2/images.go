@@ -43,6 +43,7 @@ func (p *Provider) Images(ctx context.Context, term facts.ImageTerm) ([]facts.Im
 				})
 			}
 		}
+		facts.SortImages(out) // in the snapshot provider's order
 		return out, len(out) == 0, nil
 	})
 }

@@ -25,6 +25,7 @@ func (p *Provider) SecurityGroups(ctx context.Context, term facts.SelectorTerm) 
 				out = append(out, facts.SecurityGroup{ID: aws.ToString(g.GroupId), Name: aws.ToString(g.GroupName), VPCID: aws.ToString(g.VpcId), Tags: tagMap(g.Tags)})
 			}
 		}
+		facts.SortSecurityGroups(out) // in the snapshot provider's order
 		return out, len(out) == 0, nil
 	})
 }

@@ -31,6 +31,7 @@ func (p *Provider) Subnets(ctx context.Context, term facts.SelectorTerm) ([]fact
 				})
 			}
 		}
+		facts.SortSubnets(out) // in the snapshot provider's order
 		return out, len(out) == 0, nil
 	})
 	if err != nil {
