@@ -41,6 +41,23 @@ func family(nc *objects.EC2NodeClass) string {
 	return ""
 }
 
+// bootFamily returns the family whose boot agent reads an EC2NodeClass's userData: its family, except
+// that amiFamily Custom over bottlerocket aliases only boots Bottlerocket, which reads userData as TOML
+// settings whatever amiFamily says (Karpenter then passes the userData through unmerged).
+func bootFamily(nc *objects.EC2NodeClass) string {
+	fam := family(nc)
+	if fam != userdata.FamilyCustom || len(nc.Spec.AMISelectorTerms) == 0 {
+		return fam
+	}
+	for _, t := range nc.Spec.AMISelectorTerms {
+		f, _, _ := strings.Cut(t.Alias, "@")
+		if aliasFamilies[strings.ToLower(f)] != userdata.FamilyBottlerocket {
+			return fam // an image Karpenter does not name: its boot agent is unknown
+		}
+	}
+	return userdata.FamilyBottlerocket
+}
+
 // defaultAlias returns the alias that reproduces a v1beta1 family's default AMIs, or "".
 func defaultAlias(fam string) string {
 	for a, f := range aliasFamilies {

@@ -21,15 +21,15 @@ var userDataParser = &validators.Resource[*userdata.Parser]{Name: "parsed userDa
 	return userdata.NewParser(256)
 }}
 
-// parseUserData parses an EC2NodeClass's userData for its family once per evaluation; several rules
-// read it.
+// parseUserData parses an EC2NodeClass's userData for the family whose boot agent reads it
+// (bootFamily) once per evaluation; several rules read it.
 func parseUserData(c *validators.Context, o *objects.Object) (userdata.UserData, error) {
 	p := validators.Memo(c, userDataParses, o, func() parsedUserData {
 		text := ""
 		if o.NodeClass.Spec.UserData != nil {
 			text = *o.NodeClass.Spec.UserData
 		}
-		ud, err := validators.Shared(c, userDataParser).Parse(family(o.NodeClass), text)
+		ud, err := validators.Shared(c, userDataParser).Parse(bootFamily(o.NodeClass), text)
 		return parsedUserData{ud, err}
 	})
 	return p.ud, p.err

@@ -17,23 +17,28 @@ var userdataInvalid = &validators.Rule{
 	Doc: "Karpenter merges custom userData with its own: AL2 and AL2023 userData must be a shell script, " +
 		"a NodeConfig (AL2023) or a well-formed MIME multi-part document; Bottlerocket userData must be TOML. " +
 		"Broken MIME boundaries, a NodeConfig with the wrong apiVersion or kind, or invalid TOML make " +
-		"launches fail or nodes boot unconfigured.",
+		"launches fail or nodes boot unconfigured. amiFamily Custom over bottlerocket aliases still boots " +
+		"Bottlerocket: its userData must be TOML too, since a shell script there never runs and the node never joins.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		nc := o.NodeClass
 		if nc.Spec.UserData == nil {
 			return nil, nil
 		}
-		fam := family(nc)
+		fam := bootFamily(nc)
 		switch fam {
 		case userdata.FamilyAL2, userdata.FamilyAL2023, userdata.FamilyBottlerocket:
 		default:
 			return nil, nil
 		}
 		if _, err := parseUserData(c, o); err != nil {
+			msg := fmt.Sprintf("%s userData is invalid: %v", fam, err)
+			if family(nc) == userdata.FamilyCustom {
+				msg = fmt.Sprintf("amiFamily Custom with only bottlerocket aliases boots Bottlerocket, whose agent reads userData as TOML settings, not a script: %v", err)
+			}
 			return []validators.Finding{{
 				Field:   "spec.userData",
 				Line:    o.Fields.Line("spec", "userData"),
-				Message: fmt.Sprintf("%s userData is invalid: %v", fam, err),
+				Message: msg,
 				Fix:     userdataFormat(fam),
 			}}, nil
 		}
