@@ -78,14 +78,23 @@ func imageFamily(name string) string {
 	case strings.HasPrefix(name, "bottlerocket-aws-k8s-"):
 		return userdata.FamilyBottlerocket
 	case strings.HasPrefix(name, "Windows_Server-") && strings.Contains(name, "EKS_Optimized"):
-		return "Windows"
+		// Windows_Server-2022-English-Core-EKS_Optimized-1.33-…: each Windows family is its release.
+		year, _, _ := strings.Cut(strings.TrimPrefix(name, "Windows_Server-"), "-")
+		switch fam := "Windows" + year; fam {
+		case userdata.FamilyWindows2019, userdata.FamilyWindows2022, userdata.FamilyWindows2025:
+			return fam
+		}
+		return anyWindows
 	}
 	return ""
 }
 
+// anyWindows is imageFamily's answer for an EKS-optimized Windows image of a release it does not know.
+const anyWindows = "Windows"
+
 // sameFamily reports whether an image of family imageFam (imageFamily's answer) boots under amiFamily.
 func sameFamily(imageFam, amiFamily string) bool {
-	if imageFam == "Windows" {
+	if imageFam == anyWindows {
 		return userdata.IsWindows(amiFamily)
 	}
 	return imageFam == amiFamily

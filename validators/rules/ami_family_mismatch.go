@@ -21,7 +21,9 @@ var amiFamilyMismatch = &validators.Rule{
 	Summary:       "a resolved image belongs to another family than `amiFamily`",
 	Doc: "Karpenter generates userData for spec.amiFamily. An AL2 image picked by name or id under " +
 		"amiFamily AL2023 (karpenter-provider-aws issue 7660), or a Bottlerocket image under AL2023, boots " +
-		"with userData it cannot read and never joins.",
+		"with userData it cannot read and never joins. Each Windows family is one release: a Windows2019 " +
+		"image under amiFamily Windows2022 joins, but its nodes carry the 2022 build label, so pods built " +
+		"for 2022 are scheduled onto 2019 and fail to start.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		want := o.NodeClass.Spec.AMIFamily
 		if want == "" || want == userdata.FamilyCustom {
@@ -49,13 +51,29 @@ var amiFamilyMismatch = &validators.Rule{
 			if len(bad) == 0 {
 				continue
 			}
+			why := fmt.Sprintf("which cannot read %s userData", want)
+			if userdata.IsWindows(want) && allWindows(fams) {
+				// One bootstrap for every Windows release, but Karpenter labels and schedules the nodes as
+				// the family's release (node.kubernetes.io/windows-build).
+				why = fmt.Sprintf("while Karpenter labels their nodes with %s's Windows build, so pods built for %s land on another release", want, want)
+			}
 			out = append(out, validators.Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
 				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
-				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, which cannot read %s userData: %s", want, i, strings.Join(fams, "/"), want, describeImages(bad)),
+				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, %s: %s", want, i, strings.Join(fams, "/"), why, describeImages(bad)),
 				Fix:     fmt.Sprintf("select %s images (e.g. alias: %s), or set amiFamily to the images' family", want, defaultAlias(want)),
 			})
 		}
 		return out, nil
 	},
+}
+
+// allWindows reports whether every family named is a Windows release.
+func allWindows(fams []string) bool {
+	for _, f := range fams {
+		if !userdata.IsWindows(f) {
+			return false
+		}
+	}
+	return true
 }
