@@ -46,7 +46,7 @@ var semanticVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+$`)
 func checkAlias(a string) (string, string) {
 	fam, ver, ok := strings.Cut(a, "@")
 	if !ok || fam == "" || ver == "" {
-		return fmt.Sprintf("alias %q is not of the form family@version", a), "alias: al2023@latest (or pin a release such as al2023@v20251112)"
+		return fmt.Sprintf("alias %q is not of the form family@version", a), "alias: al2023@latest (or pin a release such as " + pinnedAlias("al2023") + ")"
 	}
 	if _, known := aliasFamilies[fam]; !known {
 		return fmt.Sprintf("alias %q names family %q, which Karpenter does not know", a, fam),
@@ -61,13 +61,13 @@ func checkAlias(a string) (string, string) {
 			return "", ""
 		}
 		return fmt.Sprintf("alias %q: %s versions are written vYYYYMMDD, so %q matches no AMI release", a, fam, ver),
-			fmt.Sprintf("alias: %s@latest, or a release such as %s@v20251112", fam, fam)
+			fmt.Sprintf("alias: %s@latest, or a release such as %s", fam, pinnedAlias(fam))
 	case "bottlerocket":
 		if semanticVersion.MatchString(ver) {
 			return "", ""
 		}
 		return fmt.Sprintf("alias %q: Bottlerocket versions are semantic versions such as v1.26.1, so %q matches no release", a, ver),
-			"alias: bottlerocket@latest, or a release such as bottlerocket@v1.26.1"
+			"alias: bottlerocket@latest, or a release such as " + pinnedAlias(fam)
 	default:
 		return fmt.Sprintf("alias %q: %s can only use version latest", a, fam), "alias: " + fam + "@latest"
 	}

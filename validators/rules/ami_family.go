@@ -58,6 +58,19 @@ func bootFamily(nc *objects.EC2NodeClass) string {
 	return userdata.FamilyBottlerocket
 }
 
+// pinnedAlias returns an example of a pinned release of an alias family ("al2023" → al2023@v20251112),
+// written the way ami-alias-version-format accepts it, or "" for a family that only has latest (Windows).
+// Every suggestion to pin a release uses it, so no fix suggests an alias another rule denies.
+func pinnedAlias(aliasFamily string) string {
+	switch strings.ToLower(aliasFamily) {
+	case "al2", "al2023":
+		return strings.ToLower(aliasFamily) + "@v20251112"
+	case "bottlerocket":
+		return "bottlerocket@v1.26.1"
+	}
+	return ""
+}
+
 // defaultAlias returns the alias that reproduces a v1beta1 family's default AMIs, or "".
 func defaultAlias(fam string) string {
 	for a, f := range aliasFamilies {

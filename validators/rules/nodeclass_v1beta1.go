@@ -56,10 +56,16 @@ var nodeclassV1beta1 = &validators.Rule{
 			case o.Fields.Has("spec", "amiSelectorTerms"):
 				f.Fix = "write at least one term, e.g. - alias: al2023@latest"
 			case a != "" && o.Fields.Value("spec") != nil:
-				f.Fix = "amiSelectorTerms: [{alias: " + a + "}] (pin a release such as " + strings.TrimSuffix(a, "latest") + "v20251112 for production)"
+				f.Fix = "amiSelectorTerms: [{alias: " + a + "}]"
+				if pin := pinnedAlias(strings.TrimSuffix(a, "@latest")); pin != "" {
+					f.Fix += " (pin a release such as " + pin + " for production)"
+				}
 				f.Edits = []validators.Edit{{Object: o, Path: []any{"spec"}, Op: validators.EditAdd, Key: "amiSelectorTerms", Value: aliasTerms(a)}}
 			default:
 				f.Fix = fmt.Sprintf("add amiSelectorTerms selecting the AMI for amiFamily %q (by id, or name with owner)", nc.Spec.AMIFamily)
+				if nc.Spec.AMIFamily == "" {
+					f.Fix = "add amiSelectorTerms, e.g. - alias: al2023@latest (an alias also sets the AMI family)"
+				}
 			}
 			out = append(out, f)
 		}
