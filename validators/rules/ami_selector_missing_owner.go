@@ -32,7 +32,7 @@ var amiSelectorMissingOwner = &validators.Rule{
 				continue
 			}
 			msg := fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name)
-			if !isEKSOptimizedName(t.Name) {
+			if !isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")) {
 				msg = fmt.Sprintf("AMI term selects by name %q with no owner, so EC2 searches this account and Amazon's public images and picks any image named alike in either", t.Name)
 			}
 			f := validators.Finding{
@@ -56,6 +56,13 @@ var amiSelectorMissingOwner = &validators.Rule{
 			case owner != "":
 			case isEKSOptimizedName(t.Name):
 				owner = "amazon"
+			case isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")):
+				// A leading wildcard hides the EKS image name from the prefix test, and may be meant to
+				// match an account's copies too: suggest amazon (self would select no EKS image), but
+				// never add it unasked.
+				f.Fix = "add owner: amazon if the term means the EKS-optimized images it names (owner: self selects none of them); it is not added for you, since a leading * also matches this account's images named alike, which owner: amazon would exclude"
+				out = append(out, f)
+				continue
 			case c.Config.AMIOwners.DefaultOwner != "":
 				owner = c.Config.AMIOwners.DefaultOwner
 			}
