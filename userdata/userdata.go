@@ -328,7 +328,40 @@ func (u UserData) BootstrapCalls() []Command {
 
 // RegistersUnregisteredTaint reports whether the userData registers the node with Karpenter's
 // karpenter.sh/unregistered:NoExecute taint, in any form (kubelet flag, KubeletConfiguration,
-// NodeConfig, Bottlerocket settings): the key and the NoExecute effect both appear.
+// NodeConfig, Bottlerocket settings): the key and the NoExecute effect both appear outside comments.
+// A commented-out flag registers nothing, and those nodes are deleted after 15 minutes.
 func RegistersUnregisteredTaint(text string) bool {
+	text = withoutComments(text)
 	return strings.Contains(text, "karpenter.sh/unregistered") && strings.Contains(text, "NoExecute")
+}
+
+// withoutComments drops what shell, YAML and TOML all read as comments: a '#' at the start of a word
+// (line start or after a space or tab) outside quotes, to the end of its line. The shebang goes too,
+// which says nothing about taints. Written by hand: the text mixes the three languages (and MIME
+// headers), and no one library reads them all; only comments need telling apart here.
+func withoutComments(text string) string {
+	if !strings.Contains(text, "#") {
+		return text
+	}
+	var b strings.Builder
+	for rest := text; rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		var quote byte
+		for i := 0; i < len(line); i++ {
+			switch c := line[i]; {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '\'' || c == '"':
+				quote = c
+			case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+				line = line[:i]
+			}
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

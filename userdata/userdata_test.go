@@ -579,6 +579,12 @@ func TestRegistersUnregisteredTaint(t *testing.T) {
 		{"wrong effect", "--register-with-taints=karpenter.sh/unregistered=true:NoSchedule", false},
 		{"other key", "--register-with-taints=karpenter.sh/disrupted=true:NoExecute", false},
 		{"empty", "", false},
+		{"commented-out flag", "#!/bin/bash\n# --register-with-taints=karpenter.sh/unregistered=true:NoExecute\n/usr/bin/kubelet-start\n", false},
+		{"indented comment", "  #KUBELET_ARGS=--register-with-taints=karpenter.sh/unregistered=:NoExecute\n", false},
+		{"comment after the command", "kubelet --node-labels=a=b # TODO: --register-with-taints=karpenter.sh/unregistered=:NoExecute\n", false},
+		{"NodeConfig with the effect commented out", "registerWithTaints:\n  - key: karpenter.sh/unregistered\n    # effect: NoExecute\n", false},
+		{"flag, then a comment", "kubelet --register-with-taints=karpenter.sh/unregistered=:NoExecute # so Karpenter initialises it\n", true},
+		{"a # inside quotes is no comment", "kubelet --node-labels='team=#1' --register-with-taints=karpenter.sh/unregistered=:NoExecute\n", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
