@@ -28,6 +28,11 @@ func FuzzParse(f *testing.F) {
 	f.Add(uint8(6), "<powershell>Write-Host hi</powershell>")
 	f.Fuzz(func(t *testing.T, fam uint8, text string) {
 		family := fuzzFamilies[int(fam)%len(fuzzFamilies)]
+		// Comments only ever take the taint away, and without a '#' nothing is a comment.
+		plain := strings.Contains(text, "karpenter.sh/unregistered") && strings.Contains(text, "NoExecute")
+		if got := RegistersUnregisteredTaint(text); (got && !plain) || (!strings.Contains(text, "#") && got != plain) {
+			t.Fatalf("RegistersUnregisteredTaint(%q) = %v, while the text itself says %v", text, got, plain)
+		}
 		ud, err := Parse(family, text)
 		ud2, err2 := Parse(family, text)
 		if !reflect.DeepEqual(ud, ud2) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
