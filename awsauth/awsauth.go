@@ -169,17 +169,25 @@ func mapping(key string, n *yaml.Node, arnKey string) (*entry, []Problem) {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		seen[k.Value] = true
-		switch k.Value {
+		// EKS's authenticator decodes entries through JSON into tagged structs, and encoding/json
+		// matches keys regardless of case: roleARN and rOlEaRn are rolearn.
+		name := k.Value
+		for _, known := range []string{arnKey, "username", "groups"} {
+			if strings.EqualFold(name, known) {
+				name = known
+			}
+		}
+		seen[name] = true
+		switch name {
 		case arnKey, "username":
 			if v.Kind != yaml.ScalarNode {
-				problems = append(problems, Problem{Key: key, Line: v.Line, Message: k.Value + " must be a string"})
+				problems = append(problems, Problem{Key: key, Line: v.Line, Message: name + " must be a string"})
 				continue
 			}
 			if v.Tag == "!!null" {
 				continue // `username: ~` or `rolearn: null` is no value: reported as missing below
 			}
-			if k.Value == "username" {
+			if name == "username" {
 				e.username = v.Value
 			} else {
 				e.arn = v.Value

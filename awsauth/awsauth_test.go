@@ -49,6 +49,22 @@ func TestParseValid(t *testing.T) {
 			},
 		},
 		{
+			// EKS's authenticator decodes entries with encoding/json, which matches keys regardless of case.
+			name: "keys in any case, as the authenticator reads them",
+			data: map[string]string{
+				KeyMapRoles: "- roleARN: arn:aws:iam::111122223333:role/a\n  UserName: a\n  Groups: [system:nodes]\n" +
+					"- rOlEaRn: arn:aws:iam::111122223333:role/b\n  username: b\n",
+				KeyMapUsers: "- UserArn: arn:aws:iam::111122223333:user/ops\n  USERNAME: ops\n",
+			},
+			want: Config{
+				MapRoles: []RoleMapping{
+					{RoleARN: "arn:aws:iam::111122223333:role/a", Username: "a", Groups: []string{"system:nodes"}, Line: 1},
+					{RoleARN: "arn:aws:iam::111122223333:role/b", Username: "b", Line: 4},
+				},
+				MapUsers: []UserMapping{{UserARN: "arn:aws:iam::111122223333:user/ops", Username: "ops", Line: 1}},
+			},
+		},
+		{
 			name: "leading --- line counts as line 1",
 			data: map[string]string{KeyMapRoles: "---\n" + nodeRole + "- rolearn: arn:aws:iam::111122223333:role/b\n  username: b\n"},
 			want: Config{MapRoles: []RoleMapping{
