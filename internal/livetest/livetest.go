@@ -89,6 +89,23 @@ func NewClients(url, region string, o Options) live.Clients {
 	return live.NewClients(cfg, o.Metrics)
 }
 
+// Serve serves the ClusterFacts document doc from a new AWS fake and returns the fake (to count its
+// calls and inject faults) with the real SDK clients pointed at it, in the document's region: what
+// each concept provider's tests start from.
+func Serve(t testing.TB, doc string) (*fakeaws.Server, live.Clients) {
+	t.Helper()
+	cf, err := facts.DecodeSnapshotFile([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	region := "us-east-1"
+	if cf.Cluster != nil && cf.Cluster.Region != "" {
+		region = cf.Cluster.Region
+	}
+	srv := fakeaws.New(cf)
+	return srv, NewClients(srv.Start(t), region, Options{})
+}
+
 // KubeReader returns a Kubernetes reader holding the snapshot's aws-auth: the ConfigMap with its data,
 // none for awsAuth: {}, and a Forbidden answer when the snapshot does not know awsAuth (the cluster
 // does not let us read it), so that the live provider knows exactly what the snapshot knows.

@@ -39,13 +39,8 @@ var (
 // client, its caches tuned by opts.
 func start(t *testing.T, opts cache.Options) (*fakeaws.Server, *ec2.Provider) {
 	t.Helper()
-	cf, err := facts.DecodeSnapshotFile([]byte(world))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakeaws.New(cf)
-	url := srv.Start(t)
-	p := ec2.NewProvider(livetest.NewClients(url, "eu-west-1", livetest.Options{}).EC2, awscall.Caller{Budget: 2 * time.Second}, opts)
+	srv, clients := livetest.Serve(t, world)
+	p := ec2.NewProvider(clients.EC2, awscall.Caller{Budget: 2 * time.Second}, opts)
 	t.Cleanup(p.Close)
 	return srv, p
 }

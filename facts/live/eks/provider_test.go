@@ -53,9 +53,8 @@ func decode(t *testing.T, doc string) *facts.ClusterFacts {
 // through the real SDK client, its caches tuned by opts.
 func start(t *testing.T, doc, name string, opts cache.Options) (*fakeaws.Server, *eks.Provider) {
 	t.Helper()
-	srv := fakeaws.New(decode(t, doc))
-	url := srv.Start(t)
-	p := eks.NewProvider(livetest.NewClients(url, "eu-west-1", livetest.Options{}).EKS, name, "eu-west-1", awscall.Caller{Budget: 2 * time.Second}, opts)
+	srv, clients := livetest.Serve(t, doc)
+	p := eks.NewProvider(clients.EKS, name, "eu-west-1", awscall.Caller{Budget: 2 * time.Second}, opts)
 	t.Cleanup(p.Close)
 	return srv, p
 }

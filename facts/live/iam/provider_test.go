@@ -34,13 +34,8 @@ instanceProfiles:
 // client, its caches tuned by opts.
 func start(t *testing.T, opts cache.Options) (*fakeaws.Server, *iam.Provider) {
 	t.Helper()
-	cf, err := facts.DecodeSnapshotFile([]byte(world))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakeaws.New(cf)
-	url := srv.Start(t)
-	p := iam.NewProvider(livetest.NewClients(url, "eu-west-1", livetest.Options{}).IAM, awscall.Caller{Budget: 2 * time.Second}, opts)
+	srv, clients := livetest.Serve(t, world)
+	p := iam.NewProvider(clients.IAM, awscall.Caller{Budget: 2 * time.Second}, opts)
 	t.Cleanup(p.Close)
 	return srv, p
 }

@@ -32,13 +32,8 @@ ssmParameters:
 // client, its caches tuned by opts.
 func start(t *testing.T, opts cache.Options) (*fakeaws.Server, *ssm.Provider) {
 	t.Helper()
-	cf, err := facts.DecodeSnapshotFile([]byte(world))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakeaws.New(cf)
-	url := srv.Start(t)
-	p := ssm.NewProvider(livetest.NewClients(url, "eu-west-1", livetest.Options{}).SSM, awscall.Caller{Budget: 2 * time.Second}, opts)
+	srv, clients := livetest.Serve(t, world)
+	p := ssm.NewProvider(clients.SSM, awscall.Caller{Budget: 2 * time.Second}, opts)
 	t.Cleanup(p.Close)
 	return srv, p
 }
