@@ -35,8 +35,6 @@ func newFile(data []byte) *file {
 	return f
 }
 
-func (f *file) numLines() int { return len(f.lines) }
-
 // lineStart and lineEnd return the byte range of a 1-based line, lineEnd including its newline.
 func (f *file) lineStart(n int) int { return f.lines[n-1] }
 
