@@ -8,7 +8,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
 
-.PHONY: all build test unit lint e2e bench-e2e bench-overhead bench loadgen report-crds fuzz readme clean
+.PHONY: all build test unit lint e2e bench-e2e bench-overhead bench loadgen report-crds karpenter-crds fuzz readme clean
 
 all: build
 
@@ -49,6 +49,16 @@ report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's modu
 	    echo "# (the Policy Report API of the Kubernetes Policy WG; \`make report-crds\` copies it again)."; \
 	    cat "$$dir/config/crds/policyreport/$$f"; } > manifests/crds/$$f; done
 
+# The NodePool and EC2NodeClass CRDs `check` validates against (crds/karpenter), from the Karpenter
+# release the e2e suite runs (E2E_KARPENTER_VERSION in e2e/tools/tools.mk); the e2e suite checks that
+# the two agree.
+karpenter-crds: ## copy the Karpenter CRDs of E2E_KARPENTER_VERSION from its module into crds/karpenter
+	@set -e; dir=$$(cd $(E2E_TOOLS_DIR) && GOWORK=off GOFLAGS=-mod=readonly $(GO) mod download -json github.com/aws/karpenter-provider-aws@$(E2E_KARPENTER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
+	for f in karpenter.sh_nodepools.yaml karpenter.k8s.aws_ec2nodeclasses.yaml; do \
+	  { echo "# Karpenter $(E2E_KARPENTER_VERSION) CRD, copied unchanged from github.com/aws/karpenter-provider-aws@$(E2E_KARPENTER_VERSION) pkg/apis/crds/$$f"; \
+	    echo "# (\`make karpenter-crds\` copies it again)."; \
+	    cat "$$dir/pkg/apis/crds/$$f"; } > crds/karpenter/$$f.tmp; mv crds/karpenter/$$f.tmp crds/karpenter/$$f; done
+
 FUZZTIME ?= 30s
 # Minimising a new input defaults to 60 s, more than a 30 s run: bounded, a run fuzzes rather than
 # minimises.
@@ -56,13 +66,15 @@ FUZZMINIMIZETIME ?= 5s
 # Every fuzz target, as package:Function.
 FUZZ_TARGETS := manifest:FuzzParse \
 	userdata:FuzzParse \
+	userdata:FuzzRegisters \
 	awsauth:FuzzParse \
 	fix:FuzzFix \
 	facts:FuzzDecodeSnapshot \
 	facts:FuzzFoldLookups \
 	facts:FuzzWildcard \
 	webhook:FuzzReview \
-	objects:FuzzFromJSON
+	objects:FuzzFromJSON \
+	objects:FuzzContent
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz ./$${t%%:*} $${t#*:}"; \

@@ -18,6 +18,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/crds"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/objects"
@@ -41,6 +42,9 @@ type Objects struct {
 	// AWSAuth is kube-system/aws-auth, nil when there is none.
 	AWSAuth  *objects.Object
 	Problems []manifest.Error
+	// CRDs are the Karpenter CRDs the stored objects are validated against (karpenter-crd-invalid);
+	// nil for the built-in ones.
+	CRDs *crds.Set
 }
 
 // All returns every object, classes first.
@@ -143,7 +147,7 @@ func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.C
 	}
 	complete := func(context.Context) error { return nil } // the objects were listed whole
 	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
-		Input: all, Scope: validators.ScopeAudit, Progress: progress}, all)
+		Input: all, Scope: validators.ScopeAudit, Progress: progress, CRDs: objs.CRDs}, all)
 	return &Outcome{Result: res, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/cluster"
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/crds"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/internal/prom"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
@@ -181,6 +182,11 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 		r = l.AWSAuth
 	}
 	objs.AWSAuth, objs.Problems = readAWSAuth(ctx, r, objs.Problems)
+	if set, err := ClusterCRDs(ctx, l.Client); err != nil {
+		l.Log.V(1).Info("validating against the built-in Karpenter CRDs: cannot read the cluster's", "release", crds.Release, "error", err.Error())
+	} else {
+		objs.CRDs = set
+	}
 	// The audit's own budget: a whole cluster's questions, answered from the cache once warm.
 	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
 	defer cancel()

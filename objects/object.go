@@ -1,12 +1,16 @@
 package objects
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
@@ -263,4 +267,120 @@ func shiftLines(err error, offset int) string {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
 	return strings.Join(lines, "; ")
+}
+
+// Content returns the object as the API server receives it from kubectl: plain JSON values (int64 and
+// float64 numbers). An object from JSON or the cluster's cache returns its own map, which must not be
+// modified; one read from a file is converted the way kubectl converts YAML (sigs.k8s.io/yaml, whose
+// YAML 1.1 reading takes an unquoted yes as true), aliases resolved.
+func (o *Object) Content() (map[string]any, error) {
+	if m, ok := o.Fields.(Map); ok {
+		return m, nil
+	}
+	t, ok := o.Fields.(Tree)
+	if !ok || t.Root == nil {
+		return nil, fmt.Errorf("%s has no content", o.Ref())
+	}
+	if v, ok := plainValue(t.Root); ok {
+		if m, ok := v.(map[string]any); ok {
+			return m, nil
+		}
+	}
+	m, err := kubectlValue(t.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Ref(), err)
+	}
+	return m, nil
+}
+
+// kubectlValue converts a mapping node the way kubectl does: re-encoded, then read by sigs.k8s.io/yaml
+// into JSON.
+func kubectlValue(n *yaml.Node) (map[string]any, error) {
+	text, err := yaml.Marshal(copyNode(n))
+	if err != nil {
+		return nil, fmt.Errorf("re-encode: %w", err)
+	}
+	data, err := sigsyaml.YAMLToJSON(text)
+	if err != nil {
+		return nil, fmt.Errorf("convert to JSON as kubectl does: %w", err)
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	return m, nil
+}
+
+// yaml11Only matches the plain scalars that YAML 1.1 (sigs.k8s.io/yaml, which kubectl uses) reads
+// differently from YAML 1.2 (yaml.v3): the 1.1 booleans, and numbers with a leading zero (octal in 1.1),
+// a binary prefix or a sexagesimal colon.
+var yaml11Only = regexp.MustCompile(`^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[-+]?0[0-9_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$`)
+
+// plainValue converts a node tree to the JSON values kubectl would send, when every scalar reads the
+// same in YAML 1.1 and 1.2 and maps to JSON (strings, int64, float64, bools, null; string keys, no
+// merge keys). ok is false otherwise, and Content then converts the slow, exact way. It spares
+// re-encoding and re-parsing every object's YAML (most of `check`'s time on large inputs,
+// BENCHMARKS.md); yaml.v3 has already resolved each scalar's tag.
+func plainValue(n *yaml.Node) (v any, ok bool) {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return plainValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || k.Value == "<<" ||
+				(k.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 && yaml11Only.MatchString(k.Value)) {
+				return nil, false
+			}
+			val, ok := plainValue(n.Content[i+1])
+			if !ok {
+				return nil, false
+			}
+			m[k.Value] = val
+		}
+		return m, true
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			val, ok := plainValue(c)
+			if !ok {
+				return nil, false
+			}
+			s = append(s, val)
+		}
+		return s, true
+	case yaml.ScalarNode:
+		if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 && yaml11Only.MatchString(n.Value) {
+			return nil, false
+		}
+		switch n.ShortTag() {
+		case "!!str":
+			return n.Value, true
+		case "!!null":
+			return nil, true
+		case "!!bool":
+			b, err := strconv.ParseBool(n.Value)
+			return b, err == nil
+		case "!!int":
+			i, err := strconv.ParseInt(n.Value, 0, 64)
+			return i, err == nil && !strings.ContainsAny(n.Value, "_oO")
+		case "!!float":
+			f, err := strconv.ParseFloat(n.Value, 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, false
+			}
+			// kubectl sends the float as encoding/json writes it, and the API server reads a number
+			// written without a fraction or exponent as an integer (apimachinery's JSON).
+			text, err := json.Marshal(f)
+			if err != nil {
+				return nil, false
+			}
+			if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+				return i, true
+			}
+			return f, true
+		}
+	}
+	return nil, false
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karpenter-guard/karpenter-guard/crds"
+
 	"github.com/spf13/cobra"
 
 	"github.com/karpenter-guard/karpenter-guard/audit"
@@ -20,6 +22,7 @@ type auditOptions struct {
 	factsFile    string
 	writeReports bool
 	mode         string
+	crdsDir      string
 }
 
 func newAuditCommand(g *globalOptions) *cobra.Command {
@@ -41,6 +44,7 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 	}
 	o.live.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot to use instead of AWS")
+	cmd.Flags().StringVar(&o.crdsDir, "karpenter-crds", "", "directory of Karpenter CRDs to validate the stored objects against (default: the ones the cluster serves, else the built-in Karpenter "+crds.Release+" CRDs)")
 	cmd.Flags().BoolVar(&o.writeReports, "write-reports", false, "write the wgpolicyk8s.io/v1alpha2 policy reports")
 	cmd.Flags().StringVar(&o.mode, "mode", "", "the webhook's mode (enforce, warn or dry-run), which the reports record: in dry-run they mark what enforcement would deny; give the in-cluster webhook's when you write its reports (default: the GuardConfig's)")
 	return cmd
@@ -64,6 +68,16 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 	objs, err := audit.List(ctx, kube)
 	if err != nil {
 		return err
+	}
+	switch {
+	case o.crdsDir != "":
+		if objs.CRDs, err = crds.Load(o.crdsDir); err != nil {
+			return fmt.Errorf("--karpenter-crds: %w", err)
+		}
+	default:
+		if objs.CRDs, err = audit.ClusterCRDs(ctx, kube); err != nil {
+			fmt.Fprintf(stderr, "note: validating against the built-in Karpenter %s CRDs: %v\n", crds.Release, err)
+		}
 	}
 	var p facts.Provider
 	if o.factsFile != "" {
