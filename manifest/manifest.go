@@ -55,6 +55,11 @@ type Set struct {
 	Errors  []Error
 	// Ignored counts well-formed objects of kinds the tool does not check.
 	Ignored int
+	// OtherNodeClasses are the node classes of other Karpenter providers among the ignored objects
+	// (AKSNodeClass, …), each as the v1 reference that names it: group, kind and name. A NodePool
+	// whose nodeClassRef gives only a name (as Azure's v1beta1 pools do) may mean one of them, not an
+	// EC2NodeClass.
+	OtherNodeClasses []objects.NodeClassRef
 	// Sources holds the bytes of every file read, by path, for the fixer.
 	Sources map[string][]byte
 }
@@ -192,17 +197,24 @@ func (s *Set) Add(src Source) {
 		s.Sources = map[string][]byte{}
 	}
 	s.Sources[src.Path] = src.Data
-	objs, ignored, errs := Parse(src.Path, src.Data)
+	objs, ignored, others, errs := parse(src.Path, src.Data)
 	s.Objects = append(s.Objects, objs...)
 	s.Ignored += ignored
+	s.OtherNodeClasses = append(s.OtherNodeClasses, others...)
 	s.Errors = append(s.Errors, errs...)
 }
 
 // Parse decodes every document of one file. It returns the recognised objects, the number of
 // well-formed objects of other kinds, and one error per document that could not be read.
 func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
+	objs, ignored, _, errs := parse(file, data)
+	return objs, ignored, errs
+}
+
+// parse is Parse that also returns the other providers' node classes among the ignored objects.
+func parse(file string, data []byte) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
 	if line, bad := binaryLine(data); bad {
-		return nil, 0, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
+		return nil, 0, nil, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
 	}
 	docs := Split(data)
 	if strings.EqualFold(filepath.Ext(file), ".json") {
@@ -211,6 +223,7 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 	var (
 		objs    []*objects.Object
 		ignored int
+		others  []objects.NodeClassRef
 		errs    []Error
 		found   bool
 	)
@@ -227,7 +240,7 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 		}
 		found = true
 		yamlpos.FileLines(d.Data, &root)
-		o, ig, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
+		o, ig, oc, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
 		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
 		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
 			end++
@@ -237,12 +250,13 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 		}
 		objs = append(objs, o...)
 		ignored += ig
+		others = append(others, oc...)
 		errs = append(errs, es...)
 	}
 	if !found {
 		errs = append(errs, Error{File: file, Line: 1, Message: "file is empty: no Kubernetes object in it"})
 	}
-	return objs, ignored, errs
+	return objs, ignored, others, errs
 }
 
 // emptyDocument reports whether a parsed document holds no node at all: "---" with nothing after it.
@@ -256,40 +270,68 @@ func parseDocument(data []byte) error {
 	return yaml.Unmarshal(data, &root)
 }
 
-// decodeNode decodes one document node, expanding List objects into their items. expanded holds the
-// items of the Lists already expanded: a YAML alias can make a List contain itself, or repeat a List
-// until the document expands to billions of objects, so each List is expanded only once.
-func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]bool) ([]*objects.Object, int, []Error) {
+// decodeNode decodes one document node, expanding List objects into their items: the recognised
+// objects, the number of ignored ones, the other providers' node classes among those, and the errors.
+// expanded holds the items of the Lists already expanded: a YAML alias can make a List contain itself,
+// or repeat a List until the document expands to billions of objects, so each List is expanded only
+// once.
+func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]bool) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
 	if items := listItems(n); items != nil {
 		if expanded[items] {
-			return nil, 0, []Error{{File: file, Line: offset + n.Line, Message: "List repeated through a YAML alias: write its items out instead"}}
+			return nil, 0, nil, []Error{{File: file, Line: offset + n.Line, Message: "List repeated through a YAML alias: write its items out instead"}}
 		}
 		expanded[items] = true
 		var (
 			objs    []*objects.Object
 			ignored int
+			others  []objects.NodeClassRef
 			errs    []Error
 		)
 		for _, it := range items.Content {
-			o, ig, es := decodeNode(file, offset, it, expanded)
+			o, ig, oc, es := decodeNode(file, offset, it, expanded)
 			objs = append(objs, o...)
 			ignored += ig
+			others = append(others, oc...)
 			errs = append(errs, es...)
 		}
-		return objs, ignored, errs
+		return objs, ignored, others, errs
 	}
 	d, err := objects.Decode(n, file, offset)
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {
-			return nil, 0, []Error{{File: file, Line: de.Line, Message: de.Message}}
+			return nil, 0, nil, []Error{{File: file, Line: de.Line, Message: de.Message}}
 		}
-		return nil, 0, []Error{{File: file, Line: offset + n.Line, Message: err.Error()}}
+		return nil, 0, nil, []Error{{File: file, Line: offset + n.Line, Message: err.Error()}}
 	}
 	if d.Object == nil {
-		return nil, 1, nil
+		if ref, ok := otherNodeClass(n); ok {
+			return nil, 1, []objects.NodeClassRef{ref}, nil
+		}
+		return nil, 1, nil, nil
 	}
-	return []*objects.Object{d.Object}, 0, nil
+	return []*objects.Object{d.Object}, 0, nil, nil
+}
+
+// otherNodeClass reports whether an ignored object is another Karpenter provider's node class: a
+// named object of a kind ending in NodeClass whose group is not karpenter.k8s.aws (AKSNodeClass of
+// karpenter.azure.com, …). It returns the v1 reference that names it.
+func otherNodeClass(n *yaml.Node) (objects.NodeClassRef, bool) {
+	var h struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name string `yaml:"name"`
+		} `yaml:"metadata"`
+	}
+	if n.Decode(&h) != nil {
+		return objects.NodeClassRef{}, false
+	}
+	group, _, versioned := strings.Cut(h.APIVersion, "/")
+	if !versioned || group == "" || group == objects.GroupKarpenterAWS || !strings.HasSuffix(h.Kind, "NodeClass") || h.Metadata.Name == "" {
+		return objects.NodeClassRef{}, false
+	}
+	return objects.NodeClassRef{Group: group, Kind: h.Kind, Name: h.Metadata.Name}, true
 }
 
 // listItems returns the items sequence of a v1 List (or any *List kind), else nil.

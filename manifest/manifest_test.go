@@ -657,6 +657,33 @@ func TestRecognisedAndIgnored(t *testing.T) {
 	})
 }
 
+func TestOtherNodeClasses(t *testing.T) {
+	aks := objects.NodeClassRef{Group: "karpenter.azure.com", Kind: "AKSNodeClass", Name: "default"}
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []objects.NodeClassRef
+	}{
+		{"AKSNodeClass", "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: default}\nspec: {imageFamily: Ubuntu}\n", []objects.NodeClassRef{aks}},
+		{"AKSNodeClass in a List", "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: karpenter.azure.com/v1alpha2, kind: AKSNodeClass, metadata: {name: default}}\n", []objects.NodeClassRef{aks}},
+		{"name through an alias", "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: &n default}\nspec: {image: *n}\n", []objects.NodeClassRef{aks}},
+		{"another provider", "apiVersion: karpenter.k8s.gcp/v1alpha1\nkind: GCENodeClass\nmetadata: {name: g}\n", []objects.NodeClassRef{{Group: "karpenter.k8s.gcp", Kind: "GCENodeClass", Name: "g"}}},
+		{"EC2NodeClass", nodeClass, nil},
+		{"unknown kind of AWS's group", "apiVersion: karpenter.k8s.aws/v1\nkind: OtherNodeClass\nmetadata: {name: x}\n", nil},
+		{"without a name", "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {}\n", nil},
+		{"without a group", "apiVersion: v1\nkind: AKSNodeClass\nmetadata: {name: default}\n", nil},
+		{"not a node class", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: default}\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Set{}
+			s.Add(Source{Path: "f.yaml", Data: []byte(join(nodePool, tc.doc))})
+			if fmt.Sprint(s.OtherNodeClasses) != fmt.Sprint(tc.want) {
+				t.Errorf("OtherNodeClasses = %+v, want %+v (errors %v)", s.OtherNodeClasses, tc.want, s.Errors)
+			}
+		})
+	}
+}
+
 func TestBinaryLine(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 
+	"github.com/karpenter-guard/karpenter-guard/crds"
+
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -26,6 +28,7 @@ type checkOptions struct {
 	fix         bool
 	diff        bool
 	maxFileSize int64
+	crdsDir     string
 }
 
 func newCheckCommand(g *globalOptions) *cobra.Command {
@@ -51,6 +54,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	f.BoolVar(&o.diff, "diff", false, "print the fixes as a unified diff instead of writing them")
 	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot for every object (default: a ClusterFacts document in the input, per directory)")
 	f.Int64Var(&o.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest input file in bytes")
+	f.StringVar(&o.crdsDir, "karpenter-crds", "", "directory of Karpenter CRDs to validate against (a release's pkg/apis/crds or chart crds/; default: the built-in Karpenter "+crds.Release+" CRDs)")
 	f.BoolVar(&o.live, "live", false, "ask AWS and the cluster for facts (needs --cluster-name and AWS credentials)")
 	o.liveOpts.addFlags(f)
 	o.liveOpts.addDeadlineFlag(f)
@@ -78,6 +82,11 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		return err
 	}
 	ev := &evaluator{ctx: ctx, cat: cat, cfg: cfg}
+	if o.crdsDir != "" {
+		if ev.crds, err = crds.Load(o.crdsDir); err != nil {
+			return fmt.Errorf("--karpenter-crds: %w", err)
+		}
+	}
 	if o.live && o.factsFile != "" {
 		return fmt.Errorf("--live and --facts exclude each other: live facts come from AWS, --facts from a snapshot")
 	}
@@ -116,9 +125,15 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 
 	fixed := 0
 	if o.fix || o.diff {
-		outcome := fix.Apply(set, eval)
+		outcome, left, err := fixAccepted(set, eval)
 		for _, p := range outcome.Problems {
 			fmt.Fprintln(stderr, "note:", p)
+		}
+		for _, r := range left {
+			fmt.Fprintf(stderr, "note: %s not fixed: once fixed, the API server would refuse it: %s; convert it by hand\n", r.object, r.message)
+		}
+		if err != nil {
+			return err
 		}
 		paths := make([]string, 0, len(outcome.Files))
 		for p := range outcome.Files {

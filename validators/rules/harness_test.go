@@ -141,6 +141,7 @@ func testRuleNamed(t *testing.T, ruleID, goldenName string, cases []ruleCase) {
 			if again := fix.Apply(after, eval); len(again.Files) > 0 {
 				t.Errorf("second --fix changed the file again (not idempotent):\n%s", again.Files[file])
 			}
+			requireNoNewSchemaErrors(t, cat, cfg, set, after)
 		})
 	}
 	golden.Compare(t, filepath.Join("testdata", goldenName+".golden"), out.String(), *update)
@@ -154,7 +155,7 @@ func testRuleNamed(t *testing.T, ruleID, goldenName string, cases []ruleCase) {
 func requireSameVerdicts(t *testing.T, cat *validators.Catalog, cfg *config.Config, set *manifest.Set, snap, lp facts.Provider) {
 	t.Helper()
 	verdicts := func(p facts.Provider) string {
-		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, set.Objects)
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: set.Objects, OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI}, set.Objects)
 		var b strings.Builder
 		b.WriteString(render(res.Findings))
 		for _, n := range res.NotEvaluated {
@@ -180,7 +181,7 @@ func readString(t *testing.T, file, in string) *manifest.Set {
 // evaluator evaluates a set with the given facts, in the CLI's scope, keeping only one rule's findings.
 func evaluator(cat *validators.Catalog, cfg *config.Config, p facts.Provider, ruleID string) fix.Evaluator {
 	return func(s *manifest.Set) validators.Result {
-		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: s.Objects, Scope: validators.ScopeCLI}, s.Objects)
+		res := cat.Evaluate(&validators.Context{Context: context.Background(), Config: cfg, Facts: p, Input: s.Objects, OtherNodeClasses: s.OtherNodeClasses, Scope: validators.ScopeCLI}, s.Objects)
 		var keep []validators.Finding
 		for _, f := range res.Findings {
 			if f.Rule == ruleID {
@@ -189,6 +190,22 @@ func evaluator(cat *validators.Catalog, cfg *config.Config, p facts.Provider, ru
 		}
 		res.Findings = keep
 		return res
+	}
+}
+
+// requireNoNewSchemaErrors fails when the fixed set holds an object the API server would refuse for a
+// reason the input did not have: --fix never writes what Karpenter's CRDs refuse.
+func requireNoNewSchemaErrors(t *testing.T, cat *validators.Catalog, cfg *config.Config, before, after *manifest.Set) {
+	t.Helper()
+	schema := evaluator(cat, cfg, facts.None{}, "karpenter-crd-invalid")
+	had := map[string]bool{}
+	for _, f := range schema(before).Findings {
+		had[f.Object.Kind+"/"+f.Object.Name+" "+f.Message] = true
+	}
+	for _, f := range schema(after).Findings {
+		if !had[f.Object.Kind+"/"+f.Object.Name+" "+f.Message] {
+			t.Errorf("--fix wrote what the API server refuses: %s", render([]validators.Finding{f}))
+		}
 	}
 }
 

@@ -29,13 +29,20 @@ var nodeclassV1beta1 = &validators.Rule{
 		nc := o.NodeClass
 		var out []validators.Finding
 		if o.Version() == "v1beta1" {
-			out = append(out, validators.Finding{
+			f := validators.Finding{
 				Field:   "apiVersion",
 				Line:    o.Fields.Line("apiVersion"),
 				Message: "karpenter.k8s.aws/v1beta1 is no longer served (Karpenter v1.1 and later), so kubectl apply fails with \"no matches for kind EC2NodeClass\"",
 				Fix:     "apiVersion: karpenter.k8s.aws/v1",
 				Edits:   []validators.Edit{{Object: o, Op: validators.EditSet, Key: "apiVersion", Value: validators.Scalar(objects.GroupKarpenterAWS + "/v1")}},
-			})
+			}
+			if !convertibleToV1(o) {
+				// A v1 class without AMI terms (Ubuntu, or a family without an alias) is refused by the
+				// v1 schema: --fix does not write it.
+				f.Fix += ", once the AMI findings below are resolved by hand (v1 refuses the class as it is, so --fix leaves it)"
+				f.Edits = nil
+			}
+			out = append(out, f)
 		}
 		if nc.Spec.AMIFamily == userdata.FamilyUbuntu {
 			out = append(out, validators.Finding{
@@ -71,6 +78,19 @@ var nodeclassV1beta1 = &validators.Rule{
 		}
 		return out, nil
 	},
+}
+
+// convertibleToV1 reports whether --fix can make a v1beta1 class one the v1 schema accepts: it has
+// amiSelectorTerms, or a family whose default AMIs an alias term stands for.
+func convertibleToV1(o *objects.Object) bool {
+	nc := o.NodeClass
+	if nc.Spec.AMIFamily == userdata.FamilyUbuntu {
+		return false
+	}
+	if len(nc.Spec.AMISelectorTerms) > 0 {
+		return true
+	}
+	return defaultAlias(nc.Spec.AMIFamily) != "" && !o.Fields.Has("spec", "amiSelectorTerms") && o.Fields.Value("spec") != nil
 }
 
 // aliasTerms returns amiSelectorTerms holding one alias term, for Edit values.

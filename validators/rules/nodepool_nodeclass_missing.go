@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -20,8 +21,11 @@ var nodepoolNodeclassMissing = &validators.Rule{
 		"its input; the webhook looks in the cluster.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		ref := o.NodePool.Spec.Template.Spec.NodeClassRef
-		if ref == nil || ref.Name == "" || (ref.Kind != "" && ref.Kind != objects.KindEC2NodeClass) {
+		if ref == nil || ref.Name == "" {
 			return nil, nil
+		}
+		if _, other := otherProviderClass(c, ref); other {
+			return nil, nil // another provider's class: not an EC2NodeClass, and not this rule's to find
 		}
 		if c.Scope != validators.ScopeCLI {
 			// The webhook and the audit look in the cluster, which must be known (caches synced).
@@ -43,4 +47,52 @@ var nodepoolNodeclassMissing = &validators.Rule{
 			Fix:     fmt.Sprintf("create EC2NodeClass %q, or point nodeClassRef.name at an existing one", ref.Name),
 		}}, nil
 	},
+}
+
+// otherProviderClass reports whether a nodeClassRef means another Karpenter provider's node class
+// (AKSNodeClass, …) rather than an EC2NodeClass, and returns that class as a v1 reference, with its
+// group or kind "" where neither the ref nor the input tells it. A ref means another provider's class
+// when its group (or its v1beta1 apiVersion's group) or its kind is not AWS's; or when it gives
+// neither (Azure's v1beta1 pools give only a name), no EC2NodeClass has its name and
+// Context.OtherNodeClasses holds a class of that name. A ref that gives only AWS's group or kind means
+// an EC2NodeClass.
+func otherProviderClass(c *validators.Context, ref *objects.NodeClassRef) (objects.NodeClassRef, bool) {
+	group := ref.Group
+	if group == "" {
+		group, _, _ = strings.Cut(ref.APIVersion, "/")
+	}
+	out := objects.NodeClassRef{Group: group, Kind: ref.Kind, Name: ref.Name}
+	explicit := (group != "" && group != objects.GroupKarpenterAWS) || (ref.Kind != "" && ref.Kind != objects.KindEC2NodeClass)
+	if !explicit && (group != "" || ref.Kind != "") {
+		return objects.NodeClassRef{}, false
+	}
+	// The input's classes of that name that fit what the ref gives tell what it leaves out, when they
+	// agree on it.
+	var matches []objects.NodeClassRef
+	for _, oc := range c.OtherNodeClasses {
+		if oc.Name == ref.Name && (group == "" || oc.Group == group) && (ref.Kind == "" || oc.Kind == ref.Kind) {
+			matches = append(matches, oc)
+		}
+	}
+	if !explicit && (len(matches) == 0 || c.NodeClass(ref.Name) != nil) {
+		return objects.NodeClassRef{}, false
+	}
+	if len(matches) > 0 {
+		g, k := matches[0].Group, matches[0].Kind
+		for _, m := range matches[1:] {
+			if m.Group != g {
+				g = ""
+			}
+			if m.Kind != k {
+				k = ""
+			}
+		}
+		if out.Group == "" {
+			out.Group = g
+		}
+		if out.Kind == "" {
+			out.Kind = k
+		}
+	}
+	return out, true
 }
