@@ -1,33 +1,68 @@
-// Package awsauth parses the data of the kube-system/aws-auth ConfigMap the way EKS reads it, keeping the
-// line of every entry so that a problem can be pointed at inside mapRoles.
+// Package awsauth reads the data of the kube-system/aws-auth ConfigMap exactly the way EKS's
+// aws-iam-authenticator reads it (ParseMap in its pkg/mapper/configmap, and the Validate methods of its
+// pkg/config mappings), keeping the line of every entry so that a problem can be pointed at inside
+// mapRoles.
+//
+// What the authenticator does, and Read reproduces with the same libraries:
+//
+//   - It reads three data keys, matched with their exact case: mapRoles, mapUsers and mapAccounts.
+//     Any other key (maproles, MapRoles, mapRole) is never read, and nothing is logged about it.
+//   - A value that is blank, or only a pair of double quotes, single quotes or backquotes, is skipped.
+//   - mapRoles and mapUsers go through k8s.io/apimachinery's yaml.ToJSON (YAML 1.1 by sigs.k8s.io/yaml;
+//     a value that starts with "{" is taken as JSON unchanged), then encoding/json into its
+//     RoleMapping and UserMapping structs. So entry keys match in any case (roleARN is rolearn),
+//     unknown entry keys are ignored, and a field of the wrong type is left empty while the rest of
+//     the list still decodes. A value that does not convert (invalid YAML) or is not a list leaves that
+//     key without entries; the other keys are still read.
+//   - Each entry is then validated on its own: a role entry needs exactly one of rolearn and sso (and a
+//     well-formed sso), a user entry a userarn. An entry that fails is dropped; the others are kept.
+//     Nothing else is checked: an entry without username or groups is kept as it is.
+//   - mapAccounts is decoded by gopkg.in/yaml.v2 into a list of strings: items that are not scalars
+//     are dropped, the others kept as written.
+//   - All errors are logged together ("Errors parsing configmap"), and the entries that were read are
+//     saved: the authenticator never rejects the ConfigMap as a whole.
+//   - Role entries are stored by lower-cased rolearn and user entries by userarn, so a later entry for
+//     the same ARN replaces an earlier one.
 package awsauth
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
+	"sort"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
-// The data keys of aws-auth.
+// The data keys of aws-auth that EKS reads, with the case it matches them in.
 const (
 	KeyMapRoles    = "mapRoles"
 	KeyMapUsers    = "mapUsers"
 	KeyMapAccounts = "mapAccounts"
 )
 
-// RoleMapping is one mapRoles entry.
+// Keys lists the data keys EKS reads, in the order Read reports them.
+func Keys() []string { return []string{KeyMapRoles, KeyMapUsers, KeyMapAccounts} }
+
+// RoleMapping is one mapRoles entry EKS keeps.
 type RoleMapping struct {
-	RoleARN  string
+	// RoleARN is the entry's rolearn; empty for an entry that matches by SSO instead.
+	RoleARN string
+	// SSO is set for an entry that matches the roles of an IAM Identity Center permission set.
+	SSO      *SSO
 	Username string
 	Groups   []string
-	// Line is the entry's 1-based line inside the mapRoles value.
+	// Line is the entry's 1-based line inside the mapRoles value; 0 when it cannot be told.
 	Line int
 }
 
-// UserMapping is one mapUsers entry.
+// SSO matches the roles IAM Identity Center creates for one permission set in one account:
+// arn:<partition>:iam::<account>:role/AWSReservedSSO_<permission set>_<suffix>.
+type SSO struct {
+	PermissionSetName string
+	AccountID         string
+	// Partition is empty for the aws partition.
+	Partition string
+}
+
+// UserMapping is one mapUsers entry EKS keeps.
 type UserMapping struct {
 	UserARN  string
 	Username string
@@ -35,20 +70,99 @@ type UserMapping struct {
 	Line     int
 }
 
-// Config is the parsed aws-auth data.
+// Config is what EKS matches identities against: the entries it keeps, without those a later entry
+// for the same ARN replaces.
 type Config struct {
 	MapRoles    []RoleMapping
 	MapUsers    []UserMapping
 	MapAccounts []string
 }
 
-// Problem is one reason the ConfigMap is malformed.
+// Effect is what EKS does about a problem.
+type Effect int
+
+const (
+	// IgnoresValue: the authenticator logs an error and keeps no entry of the data key; it still reads
+	// the other keys.
+	IgnoresValue Effect = iota + 1
+	// DropsEntry: it logs an error and drops the entry, keeping the key's other entries.
+	DropsEntry
+	// LosesField: it logs an error and keeps the entry without the value of one of its fields (or
+	// with an empty group in place of one that is not a string).
+	LosesField
+	// NoUsername: it keeps the entry and maps its ARN to the empty username; nothing is logged.
+	NoUsername
+	// NotRead: it never reads the key (a data key, or a key of an entry); nothing is logged.
+	NotRead
+	// ReadAsWritten: it reads the value as written, which is not what the value seems to mean (a list
+	// of groups that parses as one group, an account id of the wrong form); nothing is logged.
+	ReadAsWritten
+	// Overridden: a later entry for the same ARN replaces the entry; nothing is logged.
+	Overridden
+	// Ambiguous: another entry's ARN differs from this one's only in case, and EKS matches an identity
+	// against whichever of them its map yields first; nothing is logged.
+	Ambiguous
+)
+
+// String names the effect, for tests and debugging.
+func (e Effect) String() string {
+	switch e {
+	case IgnoresValue:
+		return "ignores-value"
+	case DropsEntry:
+		return "drops-entry"
+	case LosesField:
+		return "loses-field"
+	case NoUsername:
+		return "no-username"
+	case NotRead:
+		return "not-read"
+	case ReadAsWritten:
+		return "read-as-written"
+	case Overridden:
+		return "overridden"
+	case Ambiguous:
+		return "ambiguous"
+	}
+	return fmt.Sprintf("Effect(%d)", int(e))
+}
+
+// Malformed reports whether the effect leaves part of what is written unread or unusable: a value or
+// entry dropped, a field lost, an entry without username. Parse reports only these.
+func (e Effect) Malformed() bool {
+	switch e {
+	case IgnoresValue, DropsEntry, LosesField, NoUsername:
+		return true
+	}
+	return false
+}
+
+// Logged reports whether aws-iam-authenticator logs the problem (as one of its "Errors parsing
+// configmap"); the others it accepts silently.
+func (e Effect) Logged() bool {
+	return e == IgnoresValue || e == DropsEntry || e == LosesField
+}
+
+// Problem is one place where what EKS reads differs from what is written.
 type Problem struct {
-	// Key is the data key (mapRoles, mapUsers, mapAccounts).
+	// Key is the data key (mapRoles, mapUsers, mapAccounts, or a key EKS never reads).
 	Key string
-	// Line is 1-based inside the key's value; 0 when the problem is the whole value.
-	Line    int
+	// Line is 1-based inside the key's value; 0 when the problem is the whole value or the key.
+	Line int
+	// Message says what is written wrong.
 	Message string
+	// Effect is what EKS does about it, and Outcome says so in words ("EKS drops this entry and keeps
+	// the others").
+	Effect  Effect
+	Outcome string
+	// Field is the entry field concerned (rolearn, userarn, sso, username, groups, userid); "" for a
+	// whole entry, a whole value or a data key.
+	Field string
+	// Meant is what a key EKS never reads seems meant to be (mapRoles for maproles, username for
+	// usernmae); "" when nothing is close.
+	Meant string
+	// Entry is the mapRoles or mapUsers entry the problem is in; nil otherwise.
+	Entry *Entry
 }
 
 func (p Problem) String() string {
@@ -58,165 +172,95 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s", p.Key, p.Message)
 }
 
-var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// prefixBudget is how many bytes syntaxErrorLine re-parses beyond twice the value: re-parsing every
-// prefix grows with the square of the value, so the budget keeps the work linear.
-const prefixBudget = 1 << 20
-
-// syntaxErrorLine returns the 1-based line of an invalid value where YAML stops making sense: the line
-// after the longest run of leading lines that still parses. The "line N" of yaml's error names the start
-// of the enclosing construct, is often a line early (more after a leading ---) and is missing for errors
-// on the first line, so it is only the fallback when the value is too large to re-parse.
-func syntaxErrorLine(value string, fallback int) int {
-	lines := strings.SplitAfter(value, "\n")
-	size, budget := len(value), prefixBudget+2*len(value)
-	for k := len(lines) - 1; k >= 1; k-- {
-		size -= len(lines[k])
-		if budget -= size; budget < 0 {
-			return fallback
-		}
-		var n yaml.Node
-		if yaml.Unmarshal([]byte(value[:size]), &n) == nil {
-			return k + 1
-		}
-	}
-	return 1
+// Entry is a mapRoles or mapUsers entry as written, kept by EKS or not.
+type Entry struct {
+	// Index is the entry's 0-based position in its list; Line its 1-based line inside the value (0 when
+	// it cannot be told).
+	Index, Line int
+	// ARN is the entry's rolearn (userarn) as written, when it is a string.
+	ARN string
+	// Nodes reports whether a mapRoles entry is written for nodes: its username starts with
+	// system:node:, or it names system:nodes or system:bootstrappers anywhere (even where EKS cannot
+	// read it).
+	Nodes bool
+	// Kept reports whether EKS keeps the entry (possibly without a field, or replaced by a later one).
+	Kept bool
 }
 
-// Parse reads the aws-auth data. Entries that parse are returned even when others do not; any problem
-// means EKS would reject the whole ConfigMap, so callers treat a non-empty problem list as "malformed".
-func Parse(data map[string]string) (Config, []Problem) {
-	var cfg Config
-	var problems []Problem
+// Reading is the aws-auth data as EKS reads it.
+type Reading struct {
+	// Config is what EKS matches identities against.
+	Config Config
+	// Roles holds every mapRoles entry as written, in order, kept or not.
+	Roles []Entry
+	// Problems lists where EKS reads something other than what is written: the keys EKS reads in the
+	// order of Keys, then the data keys it never reads, sorted; inside a key, by line.
+	Problems []Problem
+}
+
+// Read reads aws-auth data the way EKS's authenticator does.
+func Read(data map[string]string) Reading {
+	var r Reading
 	if v, ok := data[KeyMapRoles]; ok {
-		items, ps := sequence(KeyMapRoles, v)
-		problems = append(problems, ps...)
-		for _, it := range items {
-			m, ps := mapping(KeyMapRoles, it, "rolearn")
-			problems = append(problems, ps...)
-			if m != nil {
-				cfg.MapRoles = append(cfg.MapRoles, RoleMapping{RoleARN: m.arn, Username: m.username, Groups: m.groups, Line: it.Line})
-			}
-		}
+		roles, entries, ps := readRoles(v)
+		r.Config.MapRoles, r.Roles = roles, entries
+		r.Problems = append(r.Problems, ps...)
 	}
 	if v, ok := data[KeyMapUsers]; ok {
-		items, ps := sequence(KeyMapUsers, v)
-		problems = append(problems, ps...)
-		for _, it := range items {
-			m, ps := mapping(KeyMapUsers, it, "userarn")
-			problems = append(problems, ps...)
-			if m != nil {
-				cfg.MapUsers = append(cfg.MapUsers, UserMapping{UserARN: m.arn, Username: m.username, Groups: m.groups, Line: it.Line})
-			}
-		}
+		users, ps := readUsers(v)
+		r.Config.MapUsers = users
+		r.Problems = append(r.Problems, ps...)
 	}
 	if v, ok := data[KeyMapAccounts]; ok {
-		items, ps := sequence(KeyMapAccounts, v)
-		problems = append(problems, ps...)
-		for _, it := range items {
-			if it.Kind != yaml.ScalarNode || it.Value == "" || it.Tag == "!!null" {
-				problems = append(problems, Problem{Key: KeyMapAccounts, Line: it.Line, Message: "entry must be an AWS account id"})
-				continue
-			}
-			cfg.MapAccounts = append(cfg.MapAccounts, it.Value)
+		accounts, ps := readAccounts(v)
+		r.Config.MapAccounts = accounts
+		r.Problems = append(r.Problems, ps...)
+	}
+	var unread []string
+	for k := range data {
+		if k != KeyMapRoles && k != KeyMapUsers && k != KeyMapAccounts {
+			unread = append(unread, k)
 		}
 	}
-	return cfg, problems
+	sort.Strings(unread)
+	for _, k := range unread {
+		r.Problems = append(r.Problems, unreadKey(k))
+	}
+	return r
 }
 
-// sequence parses one data value as a YAML list.
-func sequence(key, value string) ([]*yaml.Node, []Problem) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
-		line, msg := 0, err.Error()
-		if m := syntaxLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		} else {
-			msg = strings.TrimPrefix(msg, "yaml: ")
-		}
-		return nil, []Problem{{Key: key, Line: syntaxErrorLine(value, line), Message: "not valid YAML: " + msg}}
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return nil, nil
-	}
-	if root.Kind != yaml.SequenceNode {
-		return nil, []Problem{{Key: key, Line: root.Line, Message: "must be a YAML list of entries"}}
-	}
-	return root.Content, nil
-}
-
-type entry struct {
-	arn, username string
-	groups        []string
-}
-
-// mapping checks one mapRoles/mapUsers entry.
-func mapping(key string, n *yaml.Node, arnKey string) (*entry, []Problem) {
-	if n.Kind != yaml.MappingNode {
-		return nil, []Problem{{Key: key, Line: n.Line, Message: fmt.Sprintf("entry must be a mapping with %s, username and groups", arnKey)}}
-	}
-	var e entry
+// Parse returns what EKS matches identities against, and the problems that make the ConfigMap
+// malformed (Effect.Malformed): the values and entries it drops, the fields it loses, the entries it
+// keeps without username. The others, such as data keys it never reads, are in Read's problems only.
+func Parse(data map[string]string) (Config, []Problem) {
+	r := Read(data)
 	var problems []Problem
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		// EKS's authenticator decodes entries through JSON into tagged structs, and encoding/json
-		// matches keys regardless of case: roleARN and rOlEaRn are rolearn.
-		name := k.Value
-		for _, known := range []string{arnKey, "username", "groups"} {
-			if strings.EqualFold(name, known) {
-				name = known
-			}
-		}
-		seen[name] = true
-		switch name {
-		case arnKey, "username":
-			if v.Kind != yaml.ScalarNode {
-				problems = append(problems, Problem{Key: key, Line: v.Line, Message: name + " must be a string"})
-				continue
-			}
-			if v.Tag == "!!null" {
-				continue // `username: ~` or `rolearn: null` is no value: reported as missing below
-			}
-			if name == "username" {
-				e.username = v.Value
-			} else {
-				e.arn = v.Value
-			}
-		case "groups":
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-				continue
-			}
-			if v.Kind != yaml.SequenceNode {
-				problems = append(problems, Problem{Key: key, Line: v.Line, Message: "groups must be a list of strings"})
-				continue
-			}
-			for _, g := range v.Content {
-				if g.Kind != yaml.ScalarNode {
-					problems = append(problems, Problem{Key: key, Line: g.Line, Message: "groups must be a list of strings"})
-					continue
-				}
-				e.groups = append(e.groups, g.Value)
-			}
+	for _, p := range r.Problems {
+		if p.Effect.Malformed() {
+			problems = append(problems, p)
 		}
 	}
-	if !seen[arnKey] || e.arn == "" {
-		problems = append(problems, Problem{Key: key, Line: n.Line, Message: fmt.Sprintf("entry has no %s", arnKey)})
+	return r.Config, problems
+}
+
+// unreadKey is the problem of a data key EKS never reads.
+func unreadKey(k string) Problem {
+	p := Problem{Key: k, Effect: NotRead, Message: "EKS never reads this data key",
+		Outcome: "EKS reads only mapRoles, mapUsers and mapAccounts, with exactly that case, and ignores this key"}
+	if m := closest(k, Keys(), normalizeDataKey); m != "" {
+		p.Meant = m
+		p.Message += fmt.Sprintf(" (did you mean %s?)", m)
 	}
-	if !seen["username"] || e.username == "" {
-		problems = append(problems, Problem{Key: key, Line: n.Line, Message: "entry has no username"})
-	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	return &e, nil
+	return p
+}
+
+// normalizeDataKey folds the spellings of a data key that stand for the same word: case, and the
+// separators a ConfigMap key may hold.
+func normalizeDataKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(k))
 }

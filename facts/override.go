@@ -4,26 +4,29 @@ import "context"
 
 // WithInputAWSAuth returns p with an aws-auth ConfigMap of the CLI's input standing in for aws-auth when
 // p does not know it: the cluster's own aws-auth, when known, wins. data nil means the input's
-// ConfigMap has no data; malformed makes aws-auth unknown (EKS ignores a malformed ConfigMap whole,
-// and aws-auth-malformed reports it).
-func WithInputAWSAuth(p Provider, data map[string]string, malformed bool) Provider {
+// ConfigMap has no data. The input's aws-auth is what EKS would keep of it (ParseAWSAuth): entries EKS
+// drops are missing from it, the others count, as they would in the cluster. unreadable means the
+// input cannot be what EKS reads (a data value is not a string, so the API server rejects the
+// ConfigMap and the cluster keeps the one it has): aws-auth is unknown then, and aws-auth-malformed
+// reports why.
+func WithInputAWSAuth(p Provider, data map[string]string, unreadable bool) Provider {
 	o := &awsAuthFrom{Provider: p}
 	switch {
-	case malformed:
-		o.err = Unknown(AWSAuth, "the aws-auth ConfigMap in the input is malformed")
+	case unreadable:
+		o.err = Unknown(AWSAuth, "the aws-auth ConfigMap in the input has a data value that is not a string, which the API server rejects")
 	case len(data) > 0:
-		o.auth, o.err = ParseAWSAuth(data, "the aws-auth ConfigMap in the input")
+		o.auth = ParseAWSAuth(data)
 	}
 	return o
 }
 
 // WithClusterAWSAuth returns p answering aws-auth with data, the cluster's ConfigMap as just read: the
-// audit reads it to judge it, and every rule that asks then gets that same copy instead of p reading
-// it again.
+// audit reads it to judge it, and every rule that asks then gets that same copy, read as EKS reads it,
+// instead of p reading it again.
 func WithClusterAWSAuth(p Provider, data map[string]string) Provider {
 	o := &awsAuthFrom{Provider: p, wins: true, auth: &AWSAuthData{Data: map[string]string{}}}
 	if len(data) > 0 {
-		o.auth, o.err = ParseAWSAuth(data, "the aws-auth ConfigMap in the cluster")
+		o.auth = ParseAWSAuth(data)
 	}
 	return o
 }

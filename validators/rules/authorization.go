@@ -32,6 +32,9 @@ type authorization struct {
 	// awsAuthErr is set when the mode reads aws-auth but it is unknown: only an access entry of the
 	// role (which wins over aws-auth) can decide then.
 	awsAuthErr error
+	// awsAuthData is aws-auth as stored, when known: a message reads it again to say what EKS makes of
+	// the role's entry.
+	awsAuthData map[string]string
 }
 
 // authorizations are the authorization analyses of one evaluation, by EC2NodeClass.
@@ -89,6 +92,9 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 			break
 		}
 		a.mappings = matchMappings(data, r.role)
+		if data != nil {
+			a.awsAuthData = data.Data
+		}
 		if m := a.mappings.pathless; m != nil {
 			a.mappingProblem = mappingProblem(*m, a.windows)
 			a.mappingOK = a.mappingProblem == ""
@@ -121,9 +127,19 @@ func (a *authorization) explainedElsewhere() bool {
 	return a.cluster.HonoursAWSAuth() && a.entry == nil && a.mappings.pathless == nil && a.mappings.pathed != nil // aws-auth-rolearn-has-path
 }
 
-// whyNotCovered says why nothing the cluster's mode honours covers the role.
+// whyNotCovered says why nothing the cluster's mode honours covers the role, and what EKS makes of
+// the role's aws-auth entry when that explains it (a mistyped field, an entry another one replaces, a
+// data key EKS never reads).
 func (a *authorization) whyNotCovered() string {
 	c, role := a.cluster, a.role.ARN
+	problem, asRead := a.mappingProblem, ""
+	if cause := awsAuthCause(a.awsAuthData, a.role.PathlessARN()); cause != "" && c.AuthenticationMode != facts.ModeAPI {
+		if problem != "" {
+			problem += " (" + cause + ")"
+		} else {
+			asRead = " as EKS reads it (" + cause + ")"
+		}
+	}
 	switch c.AuthenticationMode {
 	case facts.ModeAPI:
 		if a.mappings.pathless != nil || a.mappings.pathed != nil {
@@ -131,15 +147,15 @@ func (a *authorization) whyNotCovered() string {
 		}
 		return fmt.Sprintf("node role %s has no access entry in cluster %s (mode API), so nodes never join", role, c.Name)
 	case facts.ModeConfigMap:
-		if a.mappingProblem != "" {
-			return fmt.Sprintf("aws-auth maps node role %s %s, so nodes of cluster %s (mode CONFIG_MAP) never join", role, a.mappingProblem, c.Name)
+		if problem != "" {
+			return fmt.Sprintf("aws-auth maps node role %s %s, so nodes of cluster %s (mode CONFIG_MAP) never join", role, problem, c.Name)
 		}
-		return fmt.Sprintf("node role %s is not in aws-auth mapRoles, and cluster %s uses mode CONFIG_MAP, which reads only aws-auth, so nodes never join", role, c.Name)
+		return fmt.Sprintf("node role %s is not in aws-auth mapRoles%s, and cluster %s uses mode CONFIG_MAP, which reads only aws-auth, so nodes never join", role, asRead, c.Name)
 	default:
-		if a.mappingProblem != "" {
-			return fmt.Sprintf("node role %s has no access entry in cluster %s, and aws-auth maps it %s, so nodes never join", role, c.Name, a.mappingProblem)
+		if problem != "" {
+			return fmt.Sprintf("node role %s has no access entry in cluster %s, and aws-auth maps it %s, so nodes never join", role, c.Name, problem)
 		}
-		return fmt.Sprintf("node role %s has neither an %s access entry nor an aws-auth mapping in cluster %s (mode %s), so nodes never join", role, a.wantType(), c.Name, c.AuthenticationMode)
+		return fmt.Sprintf("node role %s has neither an %s access entry nor an aws-auth mapping%s in cluster %s (mode %s), so nodes never join", role, a.wantType(), asRead, c.Name, c.AuthenticationMode)
 	}
 }
 
@@ -151,11 +167,19 @@ func (a *authorization) fix() string {
 	return a.mapRolesFix()
 }
 
-// mapRolesFix adds the mapRoles entry, or replaces the role's broken one (a second entry for the same
-// rolearn would leave EKS to pick one of them).
+// mapRolesFix adds the mapRoles entry, or replaces the role's broken one (EKS keeps only the last entry
+// for a rolearn, so one added before it would change nothing) or the one EKS drops (left in place, it
+// would still read as the role's mapping).
 func (a *authorization) mapRolesFix() string {
 	if a.mappings.pathless != nil {
 		return "replace the role's aws-auth mapRoles entry with:\n" + a.mapRolesEntry()
+	}
+	if e := droppedEntryOf(a.awsAuthData, a.role.PathlessARN()); e != nil {
+		at := ""
+		if e.Line > 0 {
+			at = fmt.Sprintf(" at line %d", e.Line)
+		}
+		return fmt.Sprintf("replace the role's aws-auth mapRoles entry%s, which EKS drops, with:\n%s", at, a.mapRolesEntry())
 	}
 	return "add to aws-auth mapRoles:\n" + a.mapRolesEntry()
 }

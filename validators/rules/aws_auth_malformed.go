@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -14,12 +13,20 @@ var awsAuthMalformed = &validators.Rule{
 	ID:            "aws-auth-malformed",
 	Kinds:         []string{validators.KindAWSAuth},
 	DefaultAction: config.ActionDeny,
-	Summary:       "`mapRoles`/`mapUsers`/`mapAccounts` is not valid YAML, or an entry lacks its ARN or `username`",
-	Doc: "EKS reads kube-system/aws-auth as a whole: one unparsable value or one entry without rolearn " +
-		"(userarn) or username makes it ignore the ConfigMap, and every node and every mapped user loses " +
-		"access at once. The message gives the line inside the value and in the file.",
-	Check: func(_ *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		data := map[string]string{}
+	Summary:       "EKS keeps no entry of `mapRoles`, an entry has no `username`, or a node role's mapping is dropped, misread or under a key EKS never reads",
+	Doc: "EKS's authenticator never rejects aws-auth as a whole: it logs what it cannot read and keeps the " +
+		"rest. Invalid YAML, or a value that is not a list, costs every entry of that key: for mapRoles, every " +
+		"node role's mapping. One bad entry costs only itself: EKS drops an entry without a usable rolearn " +
+		"and keeps the others. A field of the wrong type is left empty (groups: a string, or a list item " +
+		"indented under the one before it, which YAML reads as one group such as \"system:bootstrappers - " +
+		"system:nodes\"), and data keys other than mapRoles, mapUsers and mapAccounts, in exactly that case, " +
+		"are never read. This rule denies what surely breaks: all of mapRoles lost; an entry kept with the " +
+		"empty username; and any of the above that leaves a role written for nodes without a mapping its " +
+		"nodes can join with. A data value written as a YAML structure instead of a string makes the API " +
+		"server reject the ConfigMap. The message gives the line inside the value and in the file, and what " +
+		"EKS does. The same problems in entries not written for nodes are warnings of " +
+		"aws-auth-entry-ignored, aws-auth-groups-misread and aws-auth-key-not-read.",
+	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		var out []validators.Finding
 		var ks []string
 		for k := range o.AWSAuth.Data {
@@ -27,52 +34,33 @@ var awsAuthMalformed = &validators.Rule{
 		}
 		sort.Strings(ks)
 		for _, k := range ks {
-			switch v := o.AWSAuth.Data[k].(type) {
-			case string:
-				data[k] = v
-			case nil:
+			switch o.AWSAuth.Data[k].(type) {
+			case string, nil:
 			default:
-				if k == awsauth.KeyMapRoles || k == awsauth.KeyMapUsers || k == awsauth.KeyMapAccounts {
-					out = append(out, validators.Finding{
-						Field:   objects.Path("data", k),
-						Line:    o.Fields.Line("data", k),
-						Message: fmt.Sprintf("data.%s is a YAML structure, but ConfigMap data values are strings: EKS cannot read it", k),
-						Fix:     fmt.Sprintf("write it as a block string: %s: |, with the list indented below", k),
-					})
-				}
+				out = append(out, validators.Finding{
+					Field: objects.Path("data", k),
+					Line:  o.Fields.Line("data", k),
+					Message: fmt.Sprintf("data.%s is a %s, but ConfigMap data values are strings: the API server rejects the whole ConfigMap, so this aws-auth never reaches EKS",
+						k, structureKind(o.AWSAuth.Data[k])),
+					Fix: fmt.Sprintf("write it as a block string: %s: |, with the YAML indented below", k),
+				})
 			}
 		}
-		_, problems := awsauth.Parse(data)
-		for _, p := range problems {
-			line := o.Fields.Line("data", p.Key)
-			if p.Line > 0 {
-				line = o.Fields.TextLine(p.Line, "data", p.Key)
-			}
-			where := ""
-			if o.File != "" {
-				where = fmt.Sprintf(" (file line %d)", line)
-			}
-			out = append(out, validators.Finding{
-				Field:   objects.Path("data", p.Key),
-				Line:    line,
-				Message: fmt.Sprintf("%s%s: EKS ignores the whole ConfigMap, so every node and mapped user loses access", p, where),
-				Fix:     fixFor(p),
-			})
-		}
-		return out, nil
+		return append(out, readConfigMap(c, o).findings(o, idAWSAuthMalformed)...), nil
 	},
 }
 
-// fixFor says what a well-formed value of the problem's key looks like.
-func fixFor(p awsauth.Problem) string {
-	if p.Key == awsauth.KeyMapRoles {
-		return "each entry needs rolearn (path-less ARN), username and groups, e.g.\n" +
-			"- rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole\n" +
-			"  username: system:node:{{EC2PrivateDNSName}}\n" +
-			"  groups: [system:bootstrappers, system:nodes]"
+// structureKind names the YAML kind of a data value that is not a string.
+func structureKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "YAML list"
+	case map[string]any, map[any]any:
+		return "YAML mapping"
+	case bool:
+		return "boolean"
+	case int, int64, uint64, float64:
+		return "number"
 	}
-	if p.Key == awsauth.KeyMapUsers {
-		return "each entry needs userarn, username and groups"
-	}
-	return "mapAccounts is a list of 12-digit account ids"
+	return "YAML structure"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
@@ -21,8 +22,11 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 	MayNeed:       []facts.Fact{facts.Roles, facts.InstanceProfiles},
 	Summary:       "an UPDATE or DELETE of aws-auth drops the mapping an existing EC2NodeClass's role depends on",
 	Doc: "Editing aws-auth by hand can drop the mapping (or one of the two node groups) of the role " +
-		"Karpenter's nodes use; when that mapping is what authorizes the role, new nodes stop joining. The " +
-		"webhook refuses such an edit and lists the EC2NodeClasses that would stop joining nodes.",
+		"Karpenter's nodes use; when that mapping is what authorizes the role, new nodes stop joining. Both " +
+		"versions are read as EKS reads them: an entry EKS drops, groups it reads as one string, or a mapRoles " +
+		"it cannot parse map nothing, while the good entries around them still count. The webhook refuses " +
+		"such an edit, says what EKS makes of the role's entry, and lists the EC2NodeClasses that would stop " +
+		"joining nodes.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		if c.Old == nil || c.Old.AWSAuth == nil {
 			return nil, nil
@@ -38,6 +42,10 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 		var after *facts.AWSAuthData
 		if c.Operation == validators.OperationUpdate {
 			after = parsedConfigMap(o)
+		}
+		afterData := map[string]string{}
+		if after != nil {
+			afterData = after.Data
 		}
 		type loss struct {
 			role    *facts.Role
@@ -98,6 +106,9 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 			if l.problem != "" {
 				what = "leaves the mapping of node role " + l.role.PathlessARN() + " " + l.problem
 			}
+			if cause := awsAuthCause(afterData, l.role.PathlessARN()); cause != "" {
+				what += " (" + cause + ")"
+			}
 			a := &authorization{cluster: cluster, role: l.role, windows: l.windows}
 			fix := "keep this entry in mapRoles:\n" + a.mapRolesEntry()
 			if cluster.HonoursAccessEntries() {
@@ -115,16 +126,16 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 	},
 }
 
-// parsedConfigMap parses an aws-auth object's data; nil when EKS would not read it (malformed), so it
-// authorizes nothing.
+// parsedConfigMap reads an aws-auth object's data as EKS does: the mappings it keeps, however many
+// entries it drops beside them. Nil when a data value is not a string (the API server would not have
+// stored such a ConfigMap), so it authorizes nothing.
 func parsedConfigMap(o *objects.Object) *facts.AWSAuthData {
 	if o.AWSAuth == nil {
 		return nil
 	}
 	data, strs := validators.ConfigMapData(o)
-	auth, err := facts.ParseAWSAuth(data, "aws-auth")
-	if !strs || err != nil {
+	if !strs {
 		return nil
 	}
-	return auth
+	return &facts.AWSAuthData{Data: data, Config: awsauth.Read(data).Config}
 }

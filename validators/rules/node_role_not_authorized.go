@@ -21,8 +21,10 @@ var nodeRoleNotAuthorized = &validators.Rule{
 		"EC2_WINDOWS (modes API and API_AND_CONFIG_MAP), or an aws-auth mapRoles entry with the path-less " +
 		"role ARN, username system:node:{{EC2PrivateDNSName}} and both system:bootstrappers and " +
 		"system:nodes (modes CONFIG_MAP and API_AND_CONFIG_MAP; an access entry for the same role wins). " +
-		"Otherwise instances launch and never become nodes. The fix is the exact create-access-entry " +
-		"command or mapRoles entry. A wrong entry type or a pathed ARN is reported by its own rule instead.",
+		"Otherwise instances launch and never become nodes. aws-auth counts as EKS reads it: an entry EKS " +
+		"drops (no usable rolearn, both rolearn and sso) maps nothing and the message says why, while the " +
+		"entries around it still count. The fix is the exact create-access-entry command or mapRoles entry. " +
+		"A wrong entry type or a pathed ARN is reported by its own rule instead.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		a, err := authorizationOf(c, o)
 		if err != nil || a == nil {

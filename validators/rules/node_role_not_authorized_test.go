@@ -2,6 +2,9 @@ package rules_test
 
 import "testing"
 
+// droppedEntry is a mapRoles entry EKS drops (it has no rolearn), of no node role.
+const droppedEntry = "- username: admin\n  groups: [system:masters]\n"
+
 func TestNodeRoleNotAuthorized(t *testing.T) {
 	configMap, api := mode("CONFIG_MAP"), mode("API")
 	others := mapping(oldNodesARN, nodeGroups)
@@ -20,6 +23,17 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 		{name: "config-map-wrong-username", fires: 1, in: nodeClass("default", eksSpec),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
 				"- rolearn: "+nodeRoleARN+"\n  username: karpenter-node\n  groups: "+nodeGroups+"\n"))},
+		// What EKS makes of the role's entry, read as it reads aws-auth.
+		{name: "config-map-groups-glued", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
+				"- rolearn: "+nodeRoleARN+"\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n    - system:bootstrappers\n     - system:nodes\n"))},
+		{name: "config-map-replaced-by-a-later-entry", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(mapping(nodeRoleARN, nodeGroups), others,
+				"- rolearn: "+nodeRoleARN+"\n  username: admin\n  groups: [system:masters]\n"))},
+		{name: "config-map-under-a-key-eks-never-reads", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), section("awsAuth", "awsAuth:\n  maproles: |\n"+indent(mapping(nodeRoleARN, nodeGroups), "    ")))},
+		{name: "hybrid-under-a-key-eks-never-reads", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(entries(), section("awsAuth", "awsAuth:\n  MapRoles: |\n"+indent(mapping(nodeRoleARN, nodeGroups), "    ")))},
 		{name: "config-map-arn-case-insensitive", in: nodeClass("default", eksSpec),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(mapping("arn:aws:iam::111122223333:role/karpenternoderole-PROD-EKS", nodeGroups)))},
 		{name: "config-map-windows-linux-groups", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
@@ -64,8 +78,34 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 			facts: clusterFacts(configMap, without("awsAuth"))},
 		{name: "input-aws-auth-does-not-map", fires: 1, in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles: |\n"+indent(others, "  "))),
 			facts: clusterFacts(configMap, without("awsAuth"))},
-		{name: "input-aws-auth-malformed", in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles: |\n  - rolearn: "+nodeRoleARN+"\n    groups: "+nodeGroups+"\n")),
-			facts: clusterFacts(configMap, without("awsAuth")), notEvaluated: "the aws-auth ConfigMap in the input is malformed"},
+		// aws-auth is what EKS keeps of it: an entry it drops costs only itself, so the rule judges with
+		// the rest, and says so when the dropped entry is the node role's own.
+		{name: "input-aws-auth-entry-without-username", fires: 1, in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles: |\n  - rolearn: "+nodeRoleARN+"\n    groups: "+nodeGroups+"\n")),
+			facts: clusterFacts(configMap, without("awsAuth"))},
+		{name: "input-aws-auth-other-entry-dropped", in: docs(nodeClass("default", eksSpec),
+			awsAuth("mapRoles: |\n"+indent(droppedEntry+mapping(nodeRoleARN, nodeGroups), "  "))),
+			facts: clusterFacts(configMap, without("awsAuth"))},
+		{name: "config-map-other-entry-dropped", in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(droppedEntry, mapping(nodeRoleARN, nodeGroups)))},
+		{name: "config-map-other-key-ignored", in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), section("awsAuth", mapRoles(mapping(nodeRoleARN, nodeGroups))+"  mapUsers: \"- userarn: [\"\n"))},
+		{name: "config-map-entry-dropped-rolearn-and-sso", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
+				mapping(nodeRoleARN, nodeGroups)+"  sso:\n    permissionSetName: Admin\n    accountID: \"111122223333\"\n"))},
+		{name: "config-map-entry-dropped-rolearn-misspelt", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
+				"- role_arn: "+nodeRoleARN+"\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: "+nodeGroups+"\n"))},
+		{name: "config-map-entry-dropped-rolearn-a-list", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
+				"- rolearn: ["+nodeRoleARN+"]\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: "+nodeGroups+"\n"))},
+		{name: "hybrid-entry-dropped", fires: 1, in: nodeClass("default", eksSpec),
+			facts: clusterFacts(entries(), withAWSAuth(others,
+				"- rolarn: "+nodeRoleARN+"\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: "+nodeGroups+"\n"))},
+		{name: "input-aws-auth-node-entry-dropped", fires: 1, in: docs(nodeClass("default", eksSpec),
+			awsAuth("mapRoles: |\n"+indent(others+"- role_arn: "+nodeRoleARN+"\n  username: system:node:{{EC2PrivateDNSName}}\n  groups: "+nodeGroups+"\n", "  "))),
+			facts: clusterFacts(configMap, without("awsAuth"))},
+		{name: "input-aws-auth-not-a-string", in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles:\n  - rolearn: "+nodeRoleARN+"\n")),
+			facts: clusterFacts(configMap, without("awsAuth")), notEvaluated: "not a string"},
 		// Unknown facts: not evaluated, never passed.
 		{name: "no-facts", in: nodeClass("default", eksSpec), notEvaluated: "no facts: cluster.authenticationMode, roles"},
 		{name: "mode-unknown", in: nodeClass("default", eksSpec), facts: clusterFacts(mode("")), notEvaluated: "not in the facts snapshot: cluster.authenticationMode"},

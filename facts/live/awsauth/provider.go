@@ -35,11 +35,10 @@ type Provider struct {
 	answers *cache.Cache[parsed]
 }
 
-// parsed is what the ConfigMap says: a malformed one is an answer too (EKS ignores it whole, so
-// aws-auth is unknown), never replaced by an older, well-formed copy.
+// parsed is what the ConfigMap says, read as EKS reads it (facts.ParseAWSAuth, as the snapshot does):
+// one with entries EKS drops is an answer too, the mappings EKS keeps, never replaced by an older copy.
 type parsed struct {
 	auth *facts.AWSAuthData
-	err  error
 }
 
 // NewProvider returns a provider that reads the ConfigMap with kube (nil: aws-auth is unknown),
@@ -52,8 +51,9 @@ func NewProvider(kube client.Reader, metrics *awscall.Metrics, opts cache.Option
 // Close stops the read in flight and waits for it.
 func (p *Provider) Close() { p.answers.Close() }
 
-// AWSAuth returns kube-system/aws-auth, parsed; nil when the ConfigMap does not exist. A malformed
-// ConfigMap, or one the provider may not read, is an unknown fact.
+// AWSAuth returns kube-system/aws-auth, read as EKS reads it; nil when the ConfigMap does not exist.
+// One the provider may not read is an unknown fact; one with entries EKS drops is not: EKS keeps the
+// others, and so does the answer.
 func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 	if p.kube == nil {
 		return nil, facts.Unknown(facts.AWSAuth, "no access to the cluster's Kubernetes API (give a kubeconfig)")
@@ -73,7 +73,7 @@ func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 		}
 		return nil, facts.Unknown(facts.AWSAuth, fmt.Sprintf("reading ConfigMap kube-system/aws-auth: %v", err))
 	}
-	return l.Value.auth, l.Value.err
+	return l.Value.auth, nil
 }
 
 // read reads and parses the ConfigMap.
@@ -91,6 +91,5 @@ func (p *Provider) read(ctx context.Context) (parsed, error) {
 	if len(cm.Data) == 0 {
 		return parsed{auth: &facts.AWSAuthData{Data: map[string]string{}}}, nil
 	}
-	auth, err := facts.ParseAWSAuth(cm.Data, "the aws-auth ConfigMap in the cluster")
-	return parsed{auth: auth, err: err}, nil
+	return parsed{auth: facts.ParseAWSAuth(cm.Data)}, nil
 }

@@ -122,30 +122,60 @@ func TestAtHandOnly(t *testing.T) {
 	}
 }
 
-// TestAnswers: a missing ConfigMap is no aws-auth; one the provider may not read, or a malformed one,
-// is unknown with the reason, and so is aws-auth without a Kubernetes client.
+// TestAnswers: a missing ConfigMap is no aws-auth; one the provider may not read is unknown with the
+// reason, and so is aws-auth without a Kubernetes client. One whose mapRoles EKS cannot parse is known:
+// EKS keeps no role entry of it, and still reads the rest.
 func TestAnswers(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
 		kube   client.Reader
-		reason string // "": no aws-auth, no error
+		known  bool   // the ConfigMap, without role mappings
+		reason string // unknown, with this reason; "" and not known: no aws-auth, no error
 	}{
-		{"missing", fake.NewClientBuilder().Build(), ""},
-		{"forbidden", livetest.KubeReader(&facts.ClusterFacts{}), "not allowed to read ConfigMap kube-system/aws-auth"},
-		{"malformed", fake.NewClientBuilder().WithObjects(configMap("- rolearn: [")).Build(), "the aws-auth ConfigMap in the cluster is malformed"},
-		{"no client", nil, "no access to the cluster's Kubernetes API"},
+		{"missing", fake.NewClientBuilder().Build(), false, ""},
+		{"forbidden", livetest.KubeReader(&facts.ClusterFacts{}), false, "not allowed to read ConfigMap kube-system/aws-auth"},
+		{"mapRoles EKS cannot parse", fake.NewClientBuilder().WithObjects(configMap("- rolearn: [")).Build(), true, ""},
+		{"no client", nil, false, "no access to the cluster's Kubernetes API"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := awsauth.NewProvider(tc.kube, nil, cache.Options{})
 			defer p.Close()
 			a, err := p.AWSAuth(ctx)
 			switch {
+			case tc.known:
+				if err != nil || a == nil || len(a.Config.MapRoles) != 0 || a.Data["mapRoles"] != "- rolearn: [" {
+					t.Errorf("AWSAuth = %v, %v; want the ConfigMap, without role mappings", a, err)
+				}
 			case tc.reason == "" && (a != nil || err != nil):
 				t.Errorf("AWSAuth = %v, %v; want none", a, err)
 			case tc.reason != "" && (!facts.IsUnknown(err) || !strings.Contains(facts.Reason(err), tc.reason)):
 				t.Errorf("AWSAuth = %v, %v; want unknown because %q", a, err, tc.reason)
 			}
 		})
+	}
+}
+
+// TestReadAsEKS: the provider answers with the mappings EKS's authenticator keeps: a later entry for a
+// rolearn replaces an earlier one, groups that parse as one string stay one group, an entry EKS drops
+// (no rolearn) costs only itself, and a data key EKS never reads maps nothing.
+func TestReadAsEKS(t *testing.T) {
+	const arn = "arn:aws:iam::111122223333:role/KarpenterNodeRole"
+	cm := configMap(nodeRole + admin +
+		"- rolearn: " + arn + "\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n    - system:bootstrappers\n     - system:nodes\n" +
+		"- username: dropped\n  groups: [system:masters]\n")
+	cm.Data["maproles"] = "- rolearn: arn:aws:iam::111122223333:role/Other\n  username: other\n"
+	p := awsauth.NewProvider(fake.NewClientBuilder().WithObjects(cm).Build(), nil, cache.Options{})
+	defer p.Close()
+	a, err := p.AWSAuth(context.Background())
+	if err != nil || a == nil {
+		t.Fatalf("AWSAuth = %v, %v; want the ConfigMap", a, err)
+	}
+	m := a.RoleMapping(arn)
+	if m == nil || m.Line != 7 || len(m.Groups) != 1 || m.Groups[0] != "system:bootstrappers - system:nodes" {
+		t.Errorf("RoleMapping(%s) = %+v; want the entry at line 7, with the one group EKS reads", arn, m)
+	}
+	if m := a.RoleMapping("arn:aws:iam::111122223333:role/Other"); m != nil || len(a.Config.MapRoles) != 2 {
+		t.Errorf("mappings %+v; want the admin and the last node role entry, nothing from maproles", a.Config.MapRoles)
 	}
 }
