@@ -8,12 +8,26 @@ import (
 // stored EC2NodeClass each interval and the webhook re-reviews classes whose userData an edit left
 // alone, and most clusters share a few userData texts among many classes: with net/mail,
 // mime/multipart and yaml.v3 doing the parsing, a parse is most of an EC2NodeClass's evaluation
-// (BENCHMARKS.md). It is safe for concurrent use; results are shared, so callers must not modify them.
+// (BENCHMARKS.md). It remembers what Registers read from those texts too: reading a script means
+// parsing it as bash. It is safe for concurrent use; results are shared, so callers must not modify
+// them.
 type Parser struct {
-	results *lru.Cache[parseKey, parseResult]
+	results  *lru.Cache[parseKey, parseResult]
+	readings *lru.Cache[readingKey, reading]
 }
 
 type parseKey struct{ family, text string }
+
+// readingKey is a text parsed for a family and the taint read from it.
+type readingKey struct {
+	parseKey
+	key, effect string
+}
+
+type reading struct {
+	reg Registration
+	err error
+}
 
 type parseResult struct {
 	ud  UserData
@@ -27,7 +41,11 @@ func NewParser(size int) *Parser {
 	if err != nil {
 		panic(err) // only for a size below 1, which max rules out
 	}
-	return &Parser{results: c}
+	r, err := lru.New[readingKey, reading](max(size, 1))
+	if err != nil {
+		panic(err)
+	}
+	return &Parser{results: c, readings: r}
 }
 
 // MaxRemembered is the longest text a Parser remembers: userData of EC2NodeClasses is a few KiB;
@@ -46,4 +64,25 @@ func (p *Parser) Parse(family, text string) (UserData, error) {
 	ud, err := Parse(family, text)
 	p.results.Add(k, parseResult{ud, err})
 	return ud, err
+}
+
+// Registers is Parse followed by UserData.Registers, answered from memory for a family, text and
+// taint read before. The error is Parse's: the family's boot agent would not accept the text, and it
+// registers nothing.
+func (p *Parser) Registers(family, text, key, effect string) (Registration, error) {
+	k := readingKey{parseKey{family, text}, key, effect}
+	if len(text) <= MaxRemembered {
+		if r, ok := p.readings.Get(k); ok {
+			return r.reg, r.err
+		}
+	}
+	ud, err := p.Parse(family, text)
+	var reg Registration
+	if err == nil {
+		reg = ud.Registers(key, effect)
+	}
+	if len(text) <= MaxRemembered {
+		p.readings.Add(k, reading{reg, err})
+	}
+	return reg, err
 }

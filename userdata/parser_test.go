@@ -44,3 +44,33 @@ func TestParserAnswersAsParse(t *testing.T) {
 		t.Error("a text over MaxRemembered was remembered")
 	}
 }
+
+// TestParserRegisters: a Parser reads the taint as Parse and Registers do, the first time and from
+// memory after, and says why a text it cannot parse registers nothing.
+func TestParserRegisters(t *testing.T) {
+	texts := []struct{ family, text string }{
+		{FamilyCustom, "#!/bin/bash\nkubelet --register-with-taints=karpenter.sh/unregistered:NoExecute\n"},
+		{FamilyCustom, "#!/bin/bash\n# kubelet --register-with-taints=karpenter.sh/unregistered:NoExecute\n"},
+		{FamilyCustom, "#!/bin/bash\nkubelet --register-with-taints=$T\n"},
+		{FamilyBottlerocket, "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\":NoExecute\"]\n"},
+		{FamilyBottlerocket, "#!/bin/bash\necho hi\n"},
+		{FamilyCustom, "#!/bin/bash\nkubelet --register-with-taints=karpenter.sh/unregistered:NoExecute\n" + strings.Repeat("# padding\n", MaxRemembered/10)},
+	}
+	p := NewParser(len(texts))
+	for round := range 2 {
+		for _, tc := range texts {
+			var want Registration
+			ud, wantErr := Parse(tc.family, tc.text)
+			if wantErr == nil {
+				want = ud.Registers(UnregisteredTaintKey, UnregisteredTaintEffect)
+			}
+			got, gotErr := p.Registers(tc.family, tc.text, UnregisteredTaintKey, UnregisteredTaintEffect)
+			if !reflect.DeepEqual(got, want) || (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Fatalf("round %d, %s %.30q: Parser gave %+v, %v; Parse and Registers %+v, %v", round, tc.family, tc.text, got, gotErr, want, wantErr)
+			}
+		}
+	}
+	if n := p.readings.Len(); n != len(texts)-1 {
+		t.Errorf("remembers %d readings, want %d (the long text is not remembered)", n, len(texts)-1)
+	}
+}

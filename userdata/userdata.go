@@ -1,6 +1,9 @@
 // Package userdata parses EC2NodeClass userData the way each AMI family consumes it: MIME multi-part
 // documents and shell scripts for AL2, NodeConfig YAML, shell or MIME for AL2023 (nodeadm), TOML for
-// Bottlerocket. The rules read the parts; they never execute or rewrite them.
+// Bottlerocket, and for amiFamily Custom whatever the image's boot agent (cloud-init, nodeadm or
+// Bottlerocket) would take. It reads which taints the kubelet registers the node with (Registers)
+// through real parsers: a shell parser for scripts, YAML for NodeConfig and cloud-config, TOML for
+// Bottlerocket settings. The rules read the parts; they never execute or rewrite them.
 package userdata
 
 import (
@@ -44,10 +47,11 @@ type Kind string
 
 // Part kinds.
 const (
-	KindShell      Kind = "shell"
-	KindNodeConfig Kind = "nodeconfig"
-	KindTOML       Kind = "toml"
-	KindOther      Kind = "other"
+	KindShell       Kind = "shell"
+	KindNodeConfig  Kind = "nodeconfig"
+	KindTOML        Kind = "toml"
+	KindCloudConfig Kind = "cloud-config"
+	KindOther       Kind = "other"
 )
 
 // NodeConfigContentType is the MIME type nodeadm reads a NodeConfig from.
@@ -68,12 +72,13 @@ type UserData struct {
 }
 
 // Parse parses userData for an AMI family. The error says, in one sentence, why the family's boot
-// agent would not accept it.
+// agent would not accept it. amiFamily Custom userData is never refused: Karpenter passes it to the
+// instance untouched, so it is read as the image's boot agent would read it (see parseCustom).
 func Parse(family, text string) (UserData, error) {
 	switch {
 	case family == FamilyBottlerocket:
-		if looksLikeMIME(text) {
-			return UserData{}, errors.New("Bottlerocket userData must be TOML settings, not a MIME document")
+		if err := bottlerocketNotTOML(text); err != nil {
+			return UserData{}, err
 		}
 		var v map[string]any
 		if _, err := toml.Decode(text, &v); err != nil {
@@ -82,7 +87,7 @@ func Parse(family, text string) (UserData, error) {
 		return UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: text}}}, nil
 	case family == FamilyAL2 || family == FamilyAL2023:
 		if looksLikeMIME(text) {
-			parts, err := parseMIME(text)
+			parts, err := parseMIME(text, false)
 			if err != nil {
 				return UserData{}, err
 			}
@@ -106,10 +111,96 @@ func Parse(family, text string) (UserData, error) {
 			return UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: text}}}, nil
 		}
 		return UserData{Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: text}}}, nil
+	case family == FamilyCustom:
+		return parseCustom(text), nil
 	default:
-		// Windows (PowerShell) and Custom userData are passed to the instance verbatim.
+		// Windows (PowerShell) userData is passed to the instance verbatim.
 		return UserData{Parts: []Part{{Kind: KindOther, Body: text}}}, nil
 	}
+}
+
+// ErrScript is what Parse's error is (errors.Is) when the userData is a shell script and the family's
+// boot agent runs none: Bottlerocket.
+var ErrScript = errors.New("userData is a shell script")
+
+// scriptError is an error of Parse that is ErrScript.
+type scriptError struct{ msg string }
+
+func (e *scriptError) Error() string        { return e.msg }
+func (e *scriptError) Is(target error) bool { return target == ErrScript }
+
+// bottlerocketNotTOML says why userData is no Bottlerocket settings at all, nil when it may be TOML.
+// Bottlerocket reads userData as TOML settings only: a shell script (a #! first line, or a MIME
+// document with a shell part) never runs there, and a MIME document is no TOML.
+func bottlerocketNotTOML(text string) error {
+	const reads = "Bottlerocket reads userData as TOML settings; "
+	if looksLikeMIME(text) {
+		if parts, err := parseMIME(text, true); err == nil {
+			for i, p := range parts {
+				if p.Kind == KindShell {
+					return &scriptError{fmt.Sprintf(reads+"this is a shell script: MIME part %d is %s (%q), which Bottlerocket never runs", i+1, p.ContentType, firstLine(p.Body))}
+				}
+			}
+		}
+		return errors.New(reads + "this is a MIME multi-part document, not TOML")
+	}
+	t := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(t, "#!") {
+		return nil
+	}
+	// A #! line is a TOML comment too: settings that start with one are still settings.
+	var v map[string]any
+	if _, err := toml.Decode(text, &v); err == nil && v["settings"] != nil {
+		return nil
+	}
+	line := 1 + strings.Count(text[:len(text)-len(t)], "\n")
+	return &scriptError{fmt.Sprintf(reads+"this is a shell script: %q on line %d, which Bottlerocket never runs", firstLine(t), line)}
+}
+
+// firstLine returns the first non-blank line of text, trimmed and cut to 60 runes.
+func firstLine(text string) string {
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 60 {
+				return string(r[:59]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// parseCustom reads amiFamily Custom userData as the image's boot agent would: Karpenter neither
+// merges nor checks it. A MIME document is read as cloud-init reads one, leniently (a part cut off by
+// the end, or a single-part document, is still read); other text by what it starts with, as
+// cloud-init tells its formats apart (#!, #cloud-config, #cloud-boothook), or as the NodeConfig
+// nodeadm reads, or the TOML settings Bottlerocket reads. What none of them would read is one
+// KindOther part, as is MIME that cannot be read at all.
+func parseCustom(text string) UserData {
+	if looksLikeMIME(text) {
+		if parts, err := parseMIME(text, true); err == nil {
+			return UserData{MIME: true, Parts: parts}
+		}
+		return UserData{Parts: []Part{{Kind: KindOther, Body: text}}}
+	}
+	t := strings.TrimLeft(text, " \t\r\n")
+	switch {
+	case strings.HasPrefix(t, "#!"):
+		return UserData{Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: text}}}
+	case hasPrefixFold(t, "#cloud-config"):
+		return UserData{Parts: []Part{{ContentType: "text/cloud-config", Kind: KindCloudConfig, Body: text}}}
+	case hasPrefixFold(t, "#cloud-boothook"):
+		return UserData{Parts: []Part{{ContentType: "text/cloud-boothook", Kind: KindShell, Body: text}}}
+	case looksLikeNodeConfig(text):
+		return UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: text}}}
+	}
+	var v map[string]any
+	if _, err := toml.Decode(text, &v); err == nil && v["settings"] != nil {
+		return UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: text}}}
+	}
+	return UserData{Parts: []Part{{Kind: KindOther, Body: text}}}
 }
 
 // looksLikeMIME reports whether Karpenter would read userData as MIME: it starts, after white space,
@@ -133,7 +224,12 @@ func looksLikeNodeConfig(text string) bool {
 	return nodeConfigHeadRE.MatchString(t)
 }
 
-func parseMIME(text string) ([]Part, error) {
+// parseMIME reads a MIME document as Karpenter's merger does, or with lenient set as cloud-init does:
+// then a single-part document is one part, and a part cut off by the end of the body keeps what it
+// holds (Python's email parser records a defect and goes on). Parts sent base64
+// (Content-Transfer-Encoding: base64) are decoded, as cloud-init decodes them; quoted-printable ones
+// mime/multipart decodes itself.
+func parseMIME(text string, lenient bool) ([]Part, error) {
 	if strings.TrimLeft(text, " \t\r\n") != text {
 		return nil, errors.New("userData MIME headers must start on the first line: Karpenter reads the blank lines or spaces before them as an empty header")
 	}
@@ -151,7 +247,14 @@ func parseMIME(text string) ([]Part, error) {
 	if err != nil {
 		return nil, fmt.Errorf("userData MIME Content-Type header is invalid: %s", wording.OneLine(err.Error()))
 	}
+	body, err := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("userData MIME body cannot be read: %s", wording.OneLine(err.Error()))
+	}
 	if !strings.HasPrefix(mediaType, "multipart/") {
+		if lenient {
+			return []Part{classify(mediaType, decodeTransfer(msg.Header.Get("Content-Transfer-Encoding"), string(body)))}, nil
+		}
 		// Karpenter merges its own parts into custom MIME userData and rejects a single-part document.
 		return nil, fmt.Errorf("userData MIME Content-Type is %s, but Karpenter accepts only multipart MIME userData; expected Content-Type: multipart/mixed; boundary=\"BOUNDARY\"", mediaType)
 	}
@@ -159,16 +262,13 @@ func parseMIME(text string) ([]Part, error) {
 	if boundary == "" {
 		return nil, errors.New("userData MIME Content-Type is multipart but has no boundary parameter")
 	}
-	body, err := io.ReadAll(io.LimitReader(msg.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("userData MIME body cannot be read: %s", wording.OneLine(err.Error()))
-	}
 	if !bytes.Contains(body, []byte("--"+boundary)) {
 		return nil, fmt.Errorf("userData MIME body never uses its boundary %q", boundary)
 	}
 	// Like Karpenter's reader, a body may end without the closing boundary (--BOUNDARY--) once its
 	// last part is delimited: the reader's EOF after a boundary line ends the parts. A part cut off
-	// by the end of the body is refused, by Karpenter too.
+	// by the end of the body is refused, by Karpenter too (its io.ReadAll of the part fails); only a
+	// lenient read, as cloud-init's, keeps it.
 	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	var parts []Part
 	for {
@@ -180,10 +280,11 @@ func parseMIME(text string) ([]Part, error) {
 			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}
 		b, err := io.ReadAll(io.LimitReader(p, 1<<20))
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		cutOff := errors.Is(err, io.ErrUnexpectedEOF)
+		if cutOff && !lenient {
 			return nil, fmt.Errorf("userData MIME part %d is cut off by the end of the body: end it with a boundary line, \"--%s--\"", len(parts)+1, boundary)
 		}
-		if err != nil {
+		if err != nil && !cutOff {
 			return nil, fmt.Errorf("userData MIME part %d cannot be read: %s", len(parts)+1, wording.OneLine(err.Error()))
 		}
 		ct := p.Header.Get("Content-Type")
@@ -193,7 +294,10 @@ func parseMIME(text string) ([]Part, error) {
 				return nil, fmt.Errorf("userData MIME part %d has an invalid Content-Type %q: %s", len(parts)+1, ct, wording.OneLine(err.Error()))
 			}
 		}
-		parts = append(parts, classify(mt, string(b)))
+		parts = append(parts, classify(mt, decodeTransfer(p.Header.Get("Content-Transfer-Encoding"), string(b))))
+		if cutOff {
+			break
+		}
 	}
 	if len(parts) == 0 {
 		return nil, errors.New("userData MIME document has no parts")
@@ -201,16 +305,37 @@ func parseMIME(text string) ([]Part, error) {
 	return parts, nil
 }
 
+// decodeTransfer returns a part's body as the boot agent reads it: base64-decoded when its
+// Content-Transfer-Encoding says base64 and it decodes, else as it is.
+func decodeTransfer(encoding, body string) string {
+	if !strings.EqualFold(strings.TrimSpace(encoding), "base64") {
+		return body
+	}
+	d, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(body), ""))
+	if err != nil {
+		return body
+	}
+	return string(d)
+}
+
+// classify tells a MIME part's kind from its media type, and for text/plain (what a part without a
+// Content-Type is) from what its body starts with, as cloud-init does.
 func classify(mediaType, body string) Part {
 	k := KindOther
 	switch mediaType {
 	case NodeConfigContentType:
 		k = KindNodeConfig
-	case "text/x-shellscript", "text/x-sh":
+	case "text/x-shellscript", "text/x-sh", "text/cloud-boothook",
+		"text/x-shellscript-per-boot", "text/x-shellscript-per-instance", "text/x-shellscript-per-once":
 		k = KindShell
-	case "text/plain":
-		if strings.HasPrefix(strings.TrimSpace(body), "#!") {
+	case "text/cloud-config":
+		k = KindCloudConfig
+	case "text/plain", "text/x-not-multipart":
+		switch t := strings.TrimSpace(body); {
+		case strings.HasPrefix(t, "#!"), hasPrefixFold(t, "#cloud-boothook"):
 			k = KindShell
+		case hasPrefixFold(t, "#cloud-config"):
+			k = KindCloudConfig
 		}
 	}
 	return Part{ContentType: mediaType, Kind: k, Body: body}
@@ -324,44 +449,4 @@ func (u UserData) BootstrapCalls() []Command {
 		}
 	}
 	return out
-}
-
-// RegistersUnregisteredTaint reports whether the userData registers the node with Karpenter's
-// karpenter.sh/unregistered:NoExecute taint, in any form (kubelet flag, KubeletConfiguration,
-// NodeConfig, Bottlerocket settings): the key and the NoExecute effect both appear outside comments.
-// A commented-out flag registers nothing, and those nodes are deleted after 15 minutes.
-func RegistersUnregisteredTaint(text string) bool {
-	text = withoutComments(text)
-	return strings.Contains(text, "karpenter.sh/unregistered") && strings.Contains(text, "NoExecute")
-}
-
-// withoutComments drops what shell, YAML and TOML all read as comments: a '#' at the start of a word
-// (line start or after a space or tab) outside quotes, to the end of its line. The shebang goes too,
-// which says nothing about taints. Written by hand: the text mixes the three languages (and MIME
-// headers), and no one library reads them all; only comments need telling apart here.
-func withoutComments(text string) string {
-	if !strings.Contains(text, "#") {
-		return text
-	}
-	var b strings.Builder
-	for rest := text; rest != ""; {
-		line, after, _ := strings.Cut(rest, "\n")
-		rest = after
-		var quote byte
-		for i := 0; i < len(line); i++ {
-			switch c := line[i]; {
-			case quote != 0:
-				if c == quote {
-					quote = 0
-				}
-			case c == '\'' || c == '"':
-				quote = c
-			case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
-				line = line[:i]
-			}
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

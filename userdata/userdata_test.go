@@ -141,10 +141,34 @@ func TestParseAccepts(t *testing.T) {
 			want:   UserData{MIME: true, Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: "FOO=bar"}}},
 		},
 		{
-			name:   "base64 NodeConfig part is accepted, as nodeadm decodes it",
+			name:   "base64 part is decoded, as its Content-Transfer-Encoding says",
 			family: FamilyAL2023,
 			text:   mimeDoc("Content-Type: application/node.eks.aws\nContent-Transfer-Encoding: base64\n\n" + b64(nodeConfig) + "\n"),
+			want:   UserData{MIME: true, Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: nodeConfig}}},
+		},
+		{
+			name:   "base64 NodeConfig part without Content-Transfer-Encoding is accepted, as nodeadm decodes it",
+			family: FamilyAL2023,
+			text:   mimeDoc("Content-Type: application/node.eks.aws\n\n" + b64(nodeConfig) + "\n"),
 			want:   UserData{MIME: true, Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: b64(nodeConfig)}}},
+		},
+		{
+			name:   "part whose base64 does not decode is kept as it is",
+			family: FamilyAL2,
+			text:   mimeDoc("Content-Type: text/x-shellscript\nContent-Transfer-Encoding: base64\n\necho not base64\n"),
+			want:   UserData{MIME: true, Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: "echo not base64"}}},
+		},
+		{
+			name:   "cloud-init part types: boothooks and per-boot scripts are shell, cloud-config is YAML",
+			family: FamilyAL2,
+			text: mimeDoc("Content-Type: text/cloud-boothook\n\necho early\n", "Content-Type: text/x-shellscript-per-boot\n\necho boot\n",
+				"Content-Type: text/cloud-config\n\nruncmd: [x]\n", "Content-Type: text/plain\n\n#cloud-config\nruncmd: [x]\n"),
+			want: UserData{MIME: true, Parts: []Part{
+				{ContentType: "text/cloud-boothook", Kind: KindShell, Body: "echo early"},
+				{ContentType: "text/x-shellscript-per-boot", Kind: KindShell, Body: "echo boot"},
+				{ContentType: "text/cloud-config", Kind: KindCloudConfig, Body: "runcmd: [x]"},
+				{ContentType: "text/plain", Kind: KindCloudConfig, Body: "#cloud-config\nruncmd: [x]"},
+			}},
 		},
 		{
 			name:   "gzip+base64 NodeConfig part is accepted, as nodeadm decompresses it",
@@ -208,10 +232,64 @@ func TestParseAccepts(t *testing.T) {
 			want:   UserData{Parts: []Part{{Kind: KindOther, Body: "MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n<powershell>Write-Host hi</powershell>"}}},
 		},
 		{
-			name:   "Custom userData is opaque",
+			name:   "Custom shell script, as cloud-init reads it",
+			family: FamilyCustom,
+			text:   "\n#!/bin/bash\n/opt/join.sh\n",
+			want:   UserData{Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: "\n#!/bin/bash\n/opt/join.sh\n"}}},
+		},
+		{
+			name:   "Custom cloud-config",
+			family: FamilyCustom,
+			text:   "#cloud-config\nruncmd: [x]\n",
+			want:   UserData{Parts: []Part{{ContentType: "text/cloud-config", Kind: KindCloudConfig, Body: "#cloud-config\nruncmd: [x]\n"}}},
+		},
+		{
+			name:   "Custom boothook",
+			family: FamilyCustom,
+			text:   "#cloud-boothook\necho early\n",
+			want:   UserData{Parts: []Part{{ContentType: "text/cloud-boothook", Kind: KindShell, Body: "#cloud-boothook\necho early\n"}}},
+		},
+		{
+			name:   "Custom NodeConfig, as nodeadm reads it, even when it is broken",
 			family: FamilyCustom,
 			text:   "[not toml\napiVersion: nope\n",
-			want:   UserData{Parts: []Part{{Kind: KindOther, Body: "[not toml\napiVersion: nope\n"}}},
+			want:   UserData{Parts: []Part{{ContentType: NodeConfigContentType, Kind: KindNodeConfig, Body: "[not toml\napiVersion: nope\n"}}},
+		},
+		{
+			name:   "Custom Bottlerocket settings, as Bottlerocket reads them",
+			family: FamilyCustom,
+			text:   "[settings.kubernetes]\nmax-pods = 110\n",
+			want:   UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: "[settings.kubernetes]\nmax-pods = 110\n"}}},
+		},
+		{
+			name:   "Custom text no agent reads is opaque",
+			family: FamilyCustom,
+			text:   "just = \"toml without settings\"\n",
+			want:   UserData{Parts: []Part{{Kind: KindOther, Body: "just = \"toml without settings\"\n"}}},
+		},
+		{
+			name:   "Custom MIME whose last part is cut off by the end, which cloud-init still reads",
+			family: FamilyCustom,
+			text:   "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: text/x-shellscript\n\n#!/bin/bash\necho hi\n",
+			want:   UserData{MIME: true, Parts: []Part{{ContentType: "text/x-shellscript", Kind: KindShell, Body: "#!/bin/bash\necho hi"}}},
+		},
+		{
+			name:   "Custom single-part MIME, which cloud-init reads",
+			family: FamilyCustom,
+			text:   "MIME-Version: 1.0\nContent-Type: text/cloud-config\n\nruncmd: [x]\n",
+			want:   UserData{MIME: true, Parts: []Part{{ContentType: "text/cloud-config", Kind: KindCloudConfig, Body: "runcmd: [x]\n"}}},
+		},
+		{
+			name:   "Custom MIME that cannot be read is one opaque part",
+			family: FamilyCustom,
+			text:   "MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n--B\n\necho hi\n--B--\n",
+			want:   UserData{Parts: []Part{{Kind: KindOther, Body: "MIME-Version: 1.0\nContent-Type: multipart/mixed\n\n--B\n\necho hi\n--B--\n"}}},
+		},
+		{
+			name:   "Bottlerocket settings may start with a #! comment",
+			family: FamilyBottlerocket,
+			text:   "#!toml\n[settings.kubernetes]\nmax-pods = 110\n",
+			want:   UserData{Parts: []Part{{ContentType: "application/toml", Kind: KindTOML, Body: "#!toml\n[settings.kubernetes]\nmax-pods = 110\n"}}},
 		},
 		{
 			name:   "unknown family is opaque",
@@ -404,10 +482,35 @@ func TestParseRejects(t *testing.T) {
 			wantErr: "NodeConfig in userData is not valid YAML: line 3: did not find expected node content",
 		},
 		{
-			name:    "Bottlerocket MIME document",
+			name:    "Bottlerocket MIME document with a shell part",
 			family:  FamilyBottlerocket,
-			text:    mimeDoc(shellPart),
-			wantErr: "Bottlerocket userData must be TOML settings, not a MIME document",
+			text:    mimeDoc(ncPart, shellPart),
+			wantErr: `Bottlerocket reads userData as TOML settings; this is a shell script: MIME part 2 is text/x-shellscript ("#!/bin/bash"), which Bottlerocket never runs`,
+		},
+		{
+			// Karpenter's own examples/v1/custom-family-with-alias.yaml (its last part open at the end).
+			name:    "Bottlerocket MIME document with a bootstrap.sh script",
+			family:  FamilyBottlerocket,
+			text:    "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"BOUNDARY\"\n\n--BOUNDARY\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n#!/bin/bash\necho \"Running my custom set-up\"\n\n# Have the kubelet label the node\n/etc/eks/bootstrap.sh my-cluster --kubelet-extra-args='--node-labels=foo=bar'\n\n--BOUNDARY\n",
+			wantErr: `Bottlerocket reads userData as TOML settings; this is a shell script: MIME part 1 is text/x-shellscript ("#!/bin/bash"), which Bottlerocket never runs`,
+		},
+		{
+			name:    "Bottlerocket MIME document without a script",
+			family:  FamilyBottlerocket,
+			text:    mimeDoc("Content-Type: text/plain\n\n[settings.kubernetes]\nmax-pods = 110\n"),
+			wantErr: "Bottlerocket reads userData as TOML settings; this is a MIME multi-part document, not TOML",
+		},
+		{
+			name:    "Bottlerocket shell script",
+			family:  FamilyBottlerocket,
+			text:    "\n#!/bin/bash\n/etc/eks/bootstrap.sh prod\n",
+			wantErr: `Bottlerocket reads userData as TOML settings; this is a shell script: "#!/bin/bash" on line 2, which Bottlerocket never runs`,
+		},
+		{
+			name:    "Bottlerocket shell script that is valid TOML without settings",
+			family:  FamilyBottlerocket,
+			text:    "#!/bin/sh\nCLUSTER=\"prod\"\n",
+			wantErr: `Bottlerocket reads userData as TOML settings; this is a shell script: "#!/bin/sh" on line 1, which Bottlerocket never runs`,
 		},
 		{
 			name:    "Bottlerocket YAML instead of TOML",
@@ -526,8 +629,14 @@ func TestBootstrapCalls(t *testing.T) {
 			want:   nil,
 		},
 		{
-			name:   "Custom userData is not read as a script",
+			name:   "Custom userData is read as the script cloud-init runs",
 			family: FamilyCustom,
+			text:   "#!/bin/bash\n/etc/eks/bootstrap.sh prod\n",
+			want:   []Command{{Part: 1, Line: 2, Text: "/etc/eks/bootstrap.sh prod"}},
+		},
+		{
+			name:   "Windows userData is not read as a script",
+			family: FamilyWindows2022,
 			text:   "#!/bin/bash\n/etc/eks/bootstrap.sh prod\n",
 			want:   nil,
 		},
@@ -565,34 +674,6 @@ func summarize(cs []Command) []Command {
 		out[i] = c
 	}
 	return out
-}
-
-func TestRegistersUnregisteredTaint(t *testing.T) {
-	tests := []struct {
-		name string
-		text string
-		want bool
-	}{
-		{"kubelet flag", "/etc/eks/bootstrap.sh c --kubelet-extra-args '--register-with-taints=karpenter.sh/unregistered=true:NoExecute'", true},
-		{"NodeConfig registerWithTaints", "spec:\n  kubelet:\n    config:\n      registerWithTaints:\n        - key: karpenter.sh/unregistered\n          effect: NoExecute\n", true},
-		{"Bottlerocket node-taints", "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\"true:NoExecute\"]\n", true},
-		{"wrong effect", "--register-with-taints=karpenter.sh/unregistered=true:NoSchedule", false},
-		{"other key", "--register-with-taints=karpenter.sh/disrupted=true:NoExecute", false},
-		{"empty", "", false},
-		{"commented-out flag", "#!/bin/bash\n# --register-with-taints=karpenter.sh/unregistered=true:NoExecute\n/usr/bin/kubelet-start\n", false},
-		{"indented comment", "  #KUBELET_ARGS=--register-with-taints=karpenter.sh/unregistered=:NoExecute\n", false},
-		{"comment after the command", "kubelet --node-labels=a=b # TODO: --register-with-taints=karpenter.sh/unregistered=:NoExecute\n", false},
-		{"NodeConfig with the effect commented out", "registerWithTaints:\n  - key: karpenter.sh/unregistered\n    # effect: NoExecute\n", false},
-		{"flag, then a comment", "kubelet --register-with-taints=karpenter.sh/unregistered=:NoExecute # so Karpenter initialises it\n", true},
-		{"a # inside quotes is no comment", "kubelet --node-labels='team=#1' --register-with-taints=karpenter.sh/unregistered=:NoExecute\n", true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := RegistersUnregisteredTaint(tc.text); got != tc.want {
-				t.Errorf("RegistersUnregisteredTaint(%q) = %v, want %v", tc.text, got, tc.want)
-			}
-		})
-	}
 }
 
 func TestIsWindows(t *testing.T) {

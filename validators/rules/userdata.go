@@ -15,8 +15,9 @@ type parsedUserData struct {
 // userDataParses are the parsed userData of one evaluation, by EC2NodeClass.
 var userDataParses = &validators.Analysis[*objects.Object, parsedUserData]{Name: "userData"}
 
-// userDataParser remembers the catalog's recent parses by text: the audit re-evaluates unchanged
-// classes every interval, and classes of a cluster share a few userData texts.
+// userDataParser remembers the catalog's recent parses by text, and the registration taints read
+// from them: the audit re-evaluates unchanged classes every interval, and classes of a cluster share
+// a few userData texts.
 var userDataParser = &validators.Resource[*userdata.Parser]{Name: "parsed userData", New: func() *userdata.Parser {
 	return userdata.NewParser(256)
 }}

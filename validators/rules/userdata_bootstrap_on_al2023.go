@@ -16,8 +16,9 @@ var userdataBootstrapOnAL2023 = &validators.Rule{
 	DefaultAction: config.ActionDeny,
 	Summary:       "AL2023 userData runs `/etc/eks/bootstrap.sh` or `nodeadm init`",
 	Doc: "AL2023 nodes boot with nodeadm, configured by a NodeConfig; /etc/eks/bootstrap.sh exists only " +
-		"on AL2, so a script calling it fails and the instance never becomes a node. systemd already runs " +
-		"nodeadm in two phases; running `nodeadm init` again from userData breaks that sequence. Put " +
+		"on AL2, so a script calling it fails and the instance never becomes a node (deny). systemd already " +
+		"runs nodeadm in two phases; running `nodeadm init` again from userData repeats them and restarts " +
+		"containerd and the kubelet while the node joins: nodes still join, so that is at most a warning. Put " +
 		"settings in a NodeConfig MIME part or in spec.kubelet instead.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		nc := o.NodeClass
@@ -34,16 +35,20 @@ var userdataBootstrapOnAL2023 = &validators.Rule{
 			if ud.MIME {
 				where = fmt.Sprintf("line %d of MIME part %d", call.Line, call.Part)
 			}
+			f := validators.Finding{
+				Field: "spec.userData",
+				Line:  o.Fields.Line("spec", "userData"),
+				Fix:   nodeConfigFix,
+			}
 			why := "AL2023 has no bootstrap.sh, so the node never joins"
 			if !strings.Contains(call.Text, "bootstrap.sh") {
-				why = "systemd already runs nodeadm; a second init breaks the boot"
+				// Nodes still join (AWS's own blueprints do this after resizing a disk): a risk, not a
+				// failure.
+				why = "systemd already runs nodeadm's config and run phases, so a second init repeats them and restarts containerd and the kubelet while the node joins"
+				f.AtMost = config.ActionWarn
 			}
-			out = append(out, validators.Finding{
-				Field:   "spec.userData",
-				Line:    o.Fields.Line("spec", "userData"),
-				Message: fmt.Sprintf("AL2023 userData runs %q (%s): %s", truncate(call.Text, 60), where, why),
-				Fix:     nodeConfigFix,
-			})
+			f.Message = fmt.Sprintf("AL2023 userData runs %q (%s): %s", truncate(call.Text, 60), where, why)
+			out = append(out, f)
 		}
 		return out, nil
 	},
