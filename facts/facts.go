@@ -26,6 +26,8 @@ const (
 	SSMParameters             Fact = "ssmParameters"
 	Subnets                   Fact = "subnets"
 	SecurityGroups            Fact = "securityGroups"
+	// EBSDefaults is the account's EBS encryption by default in the cluster's region.
+	EBSDefaults Fact = "ebsDefaults"
 	// ClusterNodeClasses is the set of EC2NodeClasses stored in the cluster (webhook and audit only).
 	ClusterNodeClasses Fact = "cluster.ec2NodeClasses"
 )
@@ -77,8 +79,8 @@ type Provider interface {
 	// (and in mode CONFIG_MAP, where EKS has no access entries). One question per role, not a list of
 	// every entry: a live provider then describes only the entries the rules ask about.
 	AccessEntry(ctx context.Context, role *Role) (*AccessEntry, error)
-	// AWSAuth returns kube-system/aws-auth, parsed; nil when the ConfigMap does not exist. A malformed
-	// ConfigMap is unknown: EKS ignores it whole.
+	// AWSAuth returns kube-system/aws-auth, read as EKS reads it (ParseAWSAuth); nil when the ConfigMap
+	// does not exist. Entries EKS drops are not in its mappings: EKS keeps the rest.
 	AWSAuth(ctx context.Context) (*AWSAuthData, error)
 	// Role returns the IAM role of that name, or nil when none exists.
 	Role(ctx context.Context, name string) (*Role, error)
@@ -92,4 +94,7 @@ type Provider interface {
 	Subnets(ctx context.Context, term SelectorTerm) ([]Subnet, error)
 	// SecurityGroups returns the security groups a selector term selects.
 	SecurityGroups(ctx context.Context, term SelectorTerm) ([]SecurityGroup, error)
+	// EBSDefaults returns how the account creates EBS volumes in the cluster's region when a launch
+	// does not say whether to encrypt them (never nil when known).
+	EBSDefaults(ctx context.Context) (*EBSEncryption, error)
 }

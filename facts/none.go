@@ -48,3 +48,8 @@ func (None) Subnets(context.Context, SelectorTerm) ([]Subnet, error) {
 func (None) SecurityGroups(context.Context, SelectorTerm) ([]SecurityGroup, error) {
 	return nil, Unknown(SecurityGroups, noFacts)
 }
+
+// EBSDefaults implements Provider.
+func (None) EBSDefaults(context.Context) (*EBSEncryption, error) {
+	return nil, Unknown(EBSDefaults, noFacts)
+}

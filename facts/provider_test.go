@@ -18,7 +18,7 @@ func mustDecode(t *testing.T, in string) *Snapshot {
 }
 
 var allFacts = []Fact{ClusterAuthenticationMode, ClusterVersion, ClusterVPCID, AccessEntries, AWSAuth, Roles,
-	InstanceProfiles, Images, SSMParameters, Subnets, SecurityGroups, ClusterNodeClasses}
+	InstanceProfiles, Images, SSMParameters, Subnets, SecurityGroups, EBSDefaults, ClusterNodeClasses}
 
 // wantUnknown fails unless err is an *UnknownError for f with reason.
 func wantUnknown(t *testing.T, what string, err error, f Fact, reason string) {
@@ -59,6 +59,7 @@ func TestSnapshotKnownAbsent(t *testing.T) {
 		{"SSMParameter", SSMParameters, func() error { v, ok, err := s.SSMParameter(ctx, "/p"); return nilOr(v == "" && !ok, err) }},
 		{"Subnets", Subnets, func() error { n, err := s.Subnets(ctx, SelectorTerm{ID: "s"}); return nilOr(n == nil, err) }},
 		{"SecurityGroups", SecurityGroups, func() error { g, err := s.SecurityGroups(ctx, SelectorTerm{ID: "g"}); return nilOr(g == nil, err) }},
+		{"EBSDefaults", EBSDefaults, func() error { d, err := s.EBSDefaults(ctx); return nilOr(d == nil, err) }},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +93,8 @@ func TestSnapshotKnownEmpty(t *testing.T) {
 		"images: []",
 		"ssmParameters: {}",
 		"subnets: []",
-		"securityGroups: []"))
+		"securityGroups: []",
+		"ebsDefaults: {encryptionByDefault: true}"))
 	for _, f := range allFacts {
 		if f == ClusterNodeClasses {
 			continue
@@ -127,6 +129,9 @@ func TestSnapshotKnownEmpty(t *testing.T) {
 		}
 		if g, err := s.SecurityGroups(ctx, SelectorTerm{Name: "*"}); len(g) != 0 || err != nil {
 			t.Errorf("SecurityGroups = %v, %v; want none", g, err)
+		}
+		if d, err := s.EBSDefaults(ctx); err != nil || d == nil || !d.EncryptionByDefault || d.KMSKeyID != "" {
+			t.Errorf("EBSDefaults = %+v, %v; want encryption by default, key not said", d, err)
 		}
 		if c, err := s.Cluster(ctx); err != nil || c.Name != "prod" || !c.HonoursAccessEntries() || c.HonoursAWSAuth() || c.Minor() != 33 {
 			t.Errorf("Cluster = %+v, %v", c, err)
@@ -225,32 +230,37 @@ func TestSnapshotRoleAndProfile(t *testing.T) {
 }
 
 // TestWithInputAWSAuth: an aws-auth ConfigMap of the input fills awsAuth only when the provider does
-// not know it; a malformed one makes awsAuth unknown; the original provider is never changed.
+// not know it; one with entries EKS drops is known all the same (EKS keeps the rest), and only an
+// unreadable one (a data value that is not a string) makes awsAuth unknown; the original provider is
+// never changed.
 func TestWithInputAWSAuth(t *testing.T) {
 	ctx := context.Background()
 	input := map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/input\n  username: system:node:{{EC2PrivateDNSName}}\n"}
+	dropped := map[string]string{"mapRoles": "- username: admin\n" + input["mapRoles"]}
 	cases := []struct {
-		name      string
-		snapshot  string
-		data      map[string]string
-		malformed bool
-		want      map[string]string // when known
-		unknown   string            // reason, when unknown
+		name       string
+		snapshot   string
+		data       map[string]string
+		unreadable bool
+		want       map[string]string // when known
+		unknown    string            // reason, when unknown
 	}{
 		{"fills an absent awsAuth", "", input, false, input, ""},
 		{"an empty ConfigMap is a known empty aws-auth", "", map[string]string{}, false, nil, ""},
 		{"nil data is a known empty aws-auth", "", nil, false, nil, ""},
-		{"malformed makes it unknown", "", input, true, nil, "malformed"},
+		{"an unreadable input makes it unknown", "", input, true, nil, "not a string"},
+		{"an input with entries EKS drops is known", "", dropped, false, dropped, ""},
 		{"the snapshot's awsAuth wins", "awsAuth:\n  mapUsers: \"[]\"\n", input, false, map[string]string{"mapUsers": "[]"}, ""},
 		{"the snapshot's empty awsAuth wins", "awsAuth: {}\n", input, false, nil, ""},
-		{"the snapshot's awsAuth wins over a malformed input", "awsAuth:\n  mapUsers: \"[]\"\n", input, true, map[string]string{"mapUsers": "[]"}, ""},
-		{"a malformed awsAuth in the snapshot gives way to the input's", "awsAuth:\n  mapRoles: \"- rolearn: arn:aws:iam::111122223333:role/x\"\n", input, false, input, ""},
+		{"the snapshot's awsAuth wins over an unreadable input", "awsAuth:\n  mapUsers: \"[]\"\n", input, true, map[string]string{"mapUsers": "[]"}, ""},
+		{"the snapshot's awsAuth wins even with entries EKS drops", "awsAuth:\n  mapRoles: \"- rolearn: arn:aws:iam::111122223333:role/x\"\n", input, false,
+			map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/x"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			base := mustDecode(t, lines(hdrAPI, hdrKind)+tc.snapshot)
 			before := base.Known(ctx, AWSAuth)
-			s := WithInputAWSAuth(base, tc.data, tc.malformed)
+			s := WithInputAWSAuth(base, tc.data, tc.unreadable)
 			got, err := s.AWSAuth(ctx)
 			if tc.unknown != "" {
 				var u *UnknownError
@@ -309,6 +319,8 @@ func TestNone(t *testing.T) {
 	wantUnknown(t, "Subnets", err, Subnets, "no facts")
 	_, err = p.SecurityGroups(ctx, SelectorTerm{})
 	wantUnknown(t, "SecurityGroups", err, SecurityGroups, "no facts")
+	_, err = p.EBSDefaults(ctx)
+	wantUnknown(t, "EBSDefaults", err, EBSDefaults, "no facts")
 	if IsUnknown(errors.New("timeout")) || IsUnknown(nil) {
 		t.Error("IsUnknown is true for an error that is not an UnknownError")
 	}
@@ -353,12 +365,34 @@ func TestAccessEntryOfRole(t *testing.T) {
 	}
 }
 
-// TestMalformedSnapshotAWSAuth: a snapshot whose awsAuth EKS would reject knows no aws-auth, and says
-// why.
-func TestMalformedSnapshotAWSAuth(t *testing.T) {
-	s := mustDecode(t, lines(hdrAPI, hdrKind, "awsAuth:", `  mapRoles: "- rolearn: arn:aws:iam::111122223333:role/x"`))
-	_, err := s.AWSAuth(context.Background())
-	wantUnknown(t, "AWSAuth", err, AWSAuth, "awsAuth in the facts snapshot is malformed (mapRoles line 1: entry has no username)")
+// TestSnapshotAWSAuthAsEKSKeepsIt: a snapshot's awsAuth is what EKS keeps of it: an entry EKS drops
+// (no rolearn) is not in the mappings, one it keeps without username is, and neither makes aws-auth
+// unknown, since EKS never ignores the ConfigMap as a whole.
+func TestSnapshotAWSAuthAsEKSKeepsIt(t *testing.T) {
+	ctx := context.Background()
+	s := mustDecode(t, lines(hdrAPI, hdrKind, "awsAuth:", "  mapRoles: |",
+		"    - username: admin",
+		"    - rolearn: arn:aws:iam::111122223333:role/nameless",
+		"    - rolearn: arn:aws:iam::111122223333:role/node",
+		"      username: system:node:{{EC2PrivateDNSName}}",
+		"      groups: [system:bootstrappers, system:nodes]",
+		`  mapUsers: "- userarn: ["`))
+	if err := s.Known(ctx, AWSAuth); err != nil {
+		t.Fatalf("Known(awsAuth) = %v; want known", err)
+	}
+	a, err := s.AWSAuth(ctx)
+	if err != nil || a == nil {
+		t.Fatalf("AWSAuth = %v, %v; want what EKS keeps", a, err)
+	}
+	if n := len(a.Config.MapRoles); n != 2 || len(a.Config.MapUsers) != 0 {
+		t.Errorf("mappings %+v, users %+v; want the two entries with a rolearn and no user", a.Config.MapRoles, a.Config.MapUsers)
+	}
+	if m := a.RoleMapping("arn:aws:iam::111122223333:role/node"); m == nil || m.Username != "system:node:{{EC2PrivateDNSName}}" || len(m.Groups) != 2 {
+		t.Errorf("RoleMapping(node) = %+v; want the node entry", m)
+	}
+	if m := a.RoleMapping("arn:aws:iam::111122223333:role/nameless"); m == nil || m.Username != "" {
+		t.Errorf("RoleMapping(nameless) = %+v; want the entry EKS keeps with the empty username", m)
+	}
 }
 
 // TestClusterMinor: the minor version is read from "1.N" (what EKS reports); anything else is -1.
@@ -367,5 +401,39 @@ func TestClusterMinor(t *testing.T) {
 		if got := (&Cluster{Version: v}).Minor(); got != want {
 			t.Errorf("Minor(%q) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+// TestRecorderEBSDefaults: the recorder writes the EBS defaults once asked, by Known (as `facts
+// export` asks every section) or by a rule, and leaves them out, as a gap, when they are unknown.
+func TestRecorderEBSDefaults(t *testing.T) {
+	ctx := context.Background()
+	known := mustDecode(t, lines(hdrAPI, hdrKind, "ebsDefaults:", "  encryptionByDefault: true",
+		"  kmsKeyID: arn:aws:kms:us-east-1:111122223333:alias/aws/ebs"))
+	for name, ask := range map[string]func(*Recorder) error{
+		"Known":       func(r *Recorder) error { return r.Known(ctx, EBSDefaults) },
+		"EBSDefaults": func(r *Recorder) error { _, err := r.EBSDefaults(ctx); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := NewRecorder(known)
+			if err := ask(rec); err != nil {
+				t.Fatal(err)
+			}
+			got := rec.Snapshot().EBSDefaults
+			if got == nil || *got != (EBSEncryption{EncryptionByDefault: true, KMSKeyID: "arn:aws:kms:us-east-1:111122223333:alias/aws/ebs"}) {
+				t.Errorf("recorded ebsDefaults %+v", got)
+			}
+			if gaps := rec.Gaps(); len(gaps) != 0 {
+				t.Errorf("gaps %+v", gaps)
+			}
+		})
+	}
+	rec := NewRecorder(mustDecode(t, lines(hdrAPI, hdrKind)))
+	wantUnknown(t, "Known", rec.Known(ctx, EBSDefaults), EBSDefaults, "not in the facts snapshot")
+	if d := rec.Snapshot().EBSDefaults; d != nil {
+		t.Errorf("unknown ebsDefaults recorded as %+v", d)
+	}
+	if gaps := rec.Gaps(); len(gaps) != 1 || gaps[0].Section != EBSDefaults || gaps[0].Partial || strings.Join(gaps[0].Reasons, "; ") != "not in the facts snapshot" {
+		t.Errorf("gaps %+v, want ebsDefaults unknown", gaps)
 	}
 }

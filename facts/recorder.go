@@ -37,6 +37,7 @@ type Recorder struct {
 	ssm       map[string]string
 	subnets   map[string]Subnet
 	groups    map[string]SecurityGroup
+	ebs       *EBSEncryption
 }
 
 var _ Provider = (*Recorder)(nil)
@@ -100,6 +101,13 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 			r.fail(f, err)
 		} else {
 			_, _ = r.AWSAuth(ctx)
+		}
+	case EBSDefaults:
+		// Knowing them is having them: one answer is the whole section.
+		if err != nil {
+			r.fail(f, err)
+		} else {
+			_, _ = r.EBSDefaults(ctx)
 		}
 	default:
 		r.keep(f, err, nil)
@@ -213,6 +221,18 @@ func (r *Recorder) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 	return gs, err
 }
 
+// EBSDefaults implements Provider.
+func (r *Recorder) EBSDefaults(ctx context.Context) (*EBSEncryption, error) {
+	d, err := r.p.EBSDefaults(ctx)
+	r.keep(EBSDefaults, err, func() {
+		if d != nil {
+			cp := *d
+			r.ebs = &cp
+		}
+	})
+	return d, err
+}
+
 // SectionCluster is the recorder's name for the cluster section (in Gaps), which answers the three
 // cluster facts.
 const SectionCluster Fact = "cluster"
@@ -280,6 +300,10 @@ func (r *Recorder) Snapshot() *ClusterFacts {
 	}
 	if whole(SecurityGroups) {
 		cf.SecurityGroups = sortedValues(r.groups)
+	}
+	if whole(EBSDefaults) && r.ebs != nil {
+		d := *r.ebs
+		cf.EBSDefaults = &d
 	}
 	return cf
 }

@@ -39,6 +39,7 @@ type ClusterFacts struct {
 	SSMParameters    *map[string]string `yaml:"ssmParameters,omitempty" json:"ssmParameters,omitempty"`
 	Subnets          *[]Subnet          `yaml:"subnets,omitempty" json:"subnets,omitempty"`
 	SecurityGroups   *[]SecurityGroup   `yaml:"securityGroups,omitempty" json:"securityGroups,omitempty"`
+	EBSDefaults      *EBSEncryption     `yaml:"ebsDefaults,omitempty" json:"ebsDefaults,omitempty"`
 }
 
 // SnapshotError is a problem in a snapshot, with its line in the file.
@@ -135,6 +136,8 @@ var (
 	roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/(.+/)?[\w+=,.@-]+$`)
 	principRE = regexp.MustCompile(`^arn:aws[a-z-]*:(iam::\d{12}:(role|user)/(.+/)?[\w+=,.@-]+|sts::\d{12}:assumed-role/.+)$`)
 	profileRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:instance-profile/(.+/)?[\w+=,.@-]+$`)
+	// kmsKeyRE is a KMS key or alias ARN, as GetEbsDefaultKmsKeyId returns the default key.
+	kmsKeyRE = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/:+=,.@-]+$`)
 	// EC2's ImageState and ArchitectureValues.
 	imageStates        = map[string]bool{"available": true, "pending": true, "failed": true, "deregistered": true, "disabled": true, "invalid": true, "transient": true, "error": true}
 	imageArchitectures = map[string]bool{"x86_64": true, "arm64": true, "i386": true, "x86_64_mac": true, "arm64_mac": true}
@@ -257,6 +260,9 @@ func (v *validator) check(cf *ClusterFacts) {
 			v.unique(seen, g.ID, "securityGroups", i, "id")
 		}
 	}
+	if d := cf.EBSDefaults; d != nil && d.KMSKeyID != "" && !kmsKeyRE.MatchString(d.KMSKeyID) {
+		v.errorf(v.at("ebsDefaults", "kmsKeyID"), "ebsDefaults.kmsKeyID %q: expected the ARN of a KMS key or alias, as GetEbsDefaultKmsKeyId returns it (arn:aws:kms:REGION:ACCOUNT:alias/aws/ebs)", d.KMSKeyID)
+	}
 }
 
 func (v *validator) unique(seen map[string]int, key, section string, i int, field string) {
@@ -308,9 +314,8 @@ type Snapshot struct {
 	// same snapshot on every request, and matching a name pattern against every image is the costliest
 	// question a snapshot answers.
 	selections *termMemo
-	// awsAuth is facts.AWSAuth parsed once; awsAuthErr, when set, makes awsAuth unknown (malformed).
-	awsAuth    *AWSAuthData
-	awsAuthErr error
+	// awsAuth is facts.AWSAuth read once, as EKS reads it.
+	awsAuth *AWSAuthData
 	// roles, profiles and principals index the names of the roles and instance profiles and the
 	// principals of the access entries (see foldIndex).
 	roles, profiles, principals foldIndex
@@ -320,7 +325,7 @@ type Snapshot struct {
 func NewSnapshot(cf *ClusterFacts) *Snapshot {
 	s := &Snapshot{facts: cf, selections: &termMemo{}}
 	if cf.AWSAuth != nil && len(*cf.AWSAuth) > 0 {
-		s.awsAuth, s.awsAuthErr = ParseAWSAuth(*cf.AWSAuth, "awsAuth in the facts snapshot")
+		s.awsAuth = ParseAWSAuth(*cf.AWSAuth)
 	}
 	if cf.Roles != nil {
 		s.roles = newFoldIndex(len(*cf.Roles), s.roleName)
@@ -358,9 +363,6 @@ func (s *Snapshot) Known(_ context.Context, f Fact) error {
 		// In mode CONFIG_MAP there are no access entries to know: EKS does not read them.
 		known = cf.AccessEntries != nil || (cf.Cluster != nil && cf.Cluster.AuthenticationMode == ModeConfigMap)
 	case AWSAuth:
-		if s.awsAuthErr != nil {
-			return s.awsAuthErr
-		}
 		known = cf.AWSAuth != nil
 	case Roles:
 		known = cf.Roles != nil
@@ -374,6 +376,8 @@ func (s *Snapshot) Known(_ context.Context, f Fact) error {
 		known = cf.Subnets != nil
 	case SecurityGroups:
 		known = cf.SecurityGroups != nil
+	case EBSDefaults:
+		known = cf.EBSDefaults != nil
 	}
 	if !known {
 		return Unknown(f, notInSnapshot)
@@ -480,6 +484,14 @@ func (s *Snapshot) SecurityGroups(ctx context.Context, t SelectorTerm) ([]Securi
 		return nil, err
 	}
 	return selectMemo(s.selections, "sg "+t.String(), *s.facts.SecurityGroups, func(g SecurityGroup) bool { return MatchSecurityGroup(t, g) }, SortSecurityGroups), nil
+}
+
+// EBSDefaults implements Provider.
+func (s *Snapshot) EBSDefaults(ctx context.Context) (*EBSEncryption, error) {
+	if err := s.Known(ctx, EBSDefaults); err != nil {
+		return nil, err
+	}
+	return s.facts.EBSDefaults, nil
 }
 
 // termMemo remembers what a selector term selected in an immutable snapshot. It holds at most

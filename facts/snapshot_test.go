@@ -82,6 +82,7 @@ func TestDecodeSnapshotFileExample(t *testing.T) {
 		Subnets: &[]Subnet{{ID: "subnet-0private1", VPCID: "vpc-0a1b2c3d", AvailabilityZone: "us-east-1a",
 			Tags: map[string]string{"karpenter.sh/discovery": "prod-eks", "Name": "private-a"}}},
 		SecurityGroups: &[]SecurityGroup{{ID: "sg-0node", Name: "eks-node", VPCID: "vpc-0a1b2c3d", Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}}},
+		EBSDefaults:    &EBSEncryption{EncryptionByDefault: false, KMSKeyID: "arn:aws:kms:us-east-1:111122223333:alias/aws/ebs"},
 	}
 	if !reflect.DeepEqual(cf, want) {
 		got, _ := yaml.Marshal(cf)
@@ -134,7 +135,15 @@ func TestDecodeSnapshotFileErrors(t *testing.T) {
 		{"no apiVersion nor kind", lines("cluster:", "  name: a"), 1, []string{`apiVersion ""`, "expected apiVersion"}},
 
 		{"unknown top-level field", lines(hdrAPI, hdrKind, "cluster:", "  name: a", "subnet: []"), 5,
-			[]string{`unknown field "subnet" in ClusterFacts`, "expected apiVersion, kind, cluster, accessEntries, awsAuth, roles, instanceProfiles, images, ssmParameters, subnets, securityGroups"}},
+			[]string{`unknown field "subnet" in ClusterFacts`, "expected apiVersion, kind, cluster, accessEntries, awsAuth, roles, instanceProfiles, images, ssmParameters, subnets, securityGroups, ebsDefaults"}},
+		{"ebsDefaults without a value", lines(hdrAPI, hdrKind, "ebsDefaults:"), 3,
+			[]string{"ebsDefaults has no value: expected a mapping with encryptionByDefault, kmsKeyID; leave ebsDefaults out when it is unknown"}},
+		{"ebsDefaults encryptionByDefault not a boolean", lines(hdrAPI, hdrKind, "ebsDefaults:", "  encryptionByDefault: \"yes\""), 4,
+			[]string{`ebsDefaults.encryptionByDefault: "yes": expected true or false`}},
+		{"ebsDefaults unknown field", lines(hdrAPI, hdrKind, "ebsDefaults:", "  encrypted: true"), 4,
+			[]string{`unknown field "encrypted" in ebsDefaults: expected encryptionByDefault, kmsKeyID`}},
+		{"ebsDefaults kmsKeyID not an ARN", lines(hdrAPI, hdrKind, "ebsDefaults:", "  encryptionByDefault: true", "  kmsKeyID: alias/aws/ebs"), 5,
+			[]string{`ebsDefaults.kmsKeyID "alias/aws/ebs": expected the ARN of a KMS key or alias, as GetEbsDefaultKmsKeyId returns it`}},
 		{"unknown cluster field", lines(hdrAPI, hdrKind, "cluster:", "  name: a", "  vpcId: vpc-1"), 5,
 			[]string{`unknown field "vpcId" in cluster`, "name, region, partition, accountID, version, authenticationMode, vpcID", `did you mean "vpcID"?`}},
 		// The same key appears earlier as a tag key and as a field of images[0]'s tags: the line must be
@@ -357,6 +366,17 @@ func TestDecodeSnapshotFileAccepts(t *testing.T) {
 			s := *cf.Subnets
 			if len(s) != 2 || s[1].ID != "subnet-2" || s[1].VPCID != "vpc-1" || s[1].Tags["karpenter.sh/discovery"] != "prod" {
 				t.Errorf("subnets %+v", s)
+			}
+		}},
+		{"ebsDefaults with a key ARN", lines(hdrAPI, hdrKind, "ebsDefaults:", "  encryptionByDefault: true",
+			"  kmsKeyID: arn:aws-us-gov:kms:us-gov-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"), func(t *testing.T, cf *ClusterFacts) {
+			if d := cf.EBSDefaults; d == nil || !d.EncryptionByDefault || d.KMSKeyID != "arn:aws-us-gov:kms:us-gov-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab" {
+				t.Errorf("ebsDefaults %+v", d)
+			}
+		}},
+		{"ebsDefaults without a key", lines(hdrAPI, hdrKind, "ebsDefaults: {encryptionByDefault: false}"), func(t *testing.T, cf *ClusterFacts) {
+			if d := cf.EBSDefaults; d == nil || d.EncryptionByDefault || d.KMSKeyID != "" {
+				t.Errorf("ebsDefaults %+v", d)
 			}
 		}},
 		{"assumed-role and user principals, role with a path", lines(hdrAPI, hdrKind, "accessEntries:",

@@ -1,7 +1,6 @@
 package facts
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -141,6 +140,18 @@ type SecurityGroup struct {
 	Tags  map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
 }
 
+// EBSEncryption is the account's EBS encryption by default in one region (EC2
+// GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId). With EncryptionByDefault on, EC2 encrypts
+// every new EBS volume, whatever the launch asks (an `encrypted: false` included); with it off, a new
+// volume whose launch does not set encrypted is unencrypted, and one restored from a snapshot (an
+// AMI's root volume) is as encrypted as the snapshot.
+type EBSEncryption struct {
+	EncryptionByDefault bool `yaml:"encryptionByDefault" json:"encryptionByDefault"`
+	// KMSKeyID is the key EC2 encrypts with when the launch names none, as GetEbsDefaultKmsKeyId
+	// returns it: an ARN, the alias arn:…:alias/aws/ebs until the account sets another.
+	KMSKeyID string `yaml:"kmsKeyID,omitempty" json:"kmsKeyID,omitempty"`
+}
+
 // ImageTerm is an AMI selector term other than an alias: fields are ANDed.
 type ImageTerm struct {
 	ID           string
@@ -181,15 +192,13 @@ func (d *AWSAuthData) RoleMapping(arn string) *awsauth.RoleMapping {
 	return nil
 }
 
-// ParseAWSAuth parses aws-auth data; a malformed ConfigMap is an unknown fact (EKS ignores it whole),
-// with the first problem and where it came from (such as "the aws-auth ConfigMap in the cluster") in
-// the reason.
-func ParseAWSAuth(data map[string]string, source string) (*AWSAuthData, error) {
-	cfg, problems := awsauth.Parse(data)
-	if len(problems) > 0 {
-		return nil, Unknown(AWSAuth, fmt.Sprintf("%s is malformed (%s)", source, problems[0]))
-	}
-	return &AWSAuthData{Data: data, Config: cfg}, nil
+// ParseAWSAuth reads aws-auth data the way EKS's authenticator does: the fact is what EKS keeps (the
+// entries that pass its checks, each key whose value parses, the last entry for an ARN), never
+// nothing because part of the data is wrong, since EKS never rejects the ConfigMap as a whole. What it
+// drops or misreads is not lost to the rules: Data keeps the ConfigMap as stored, for a message to say
+// why a role has no mapping.
+func ParseAWSAuth(data map[string]string) *AWSAuthData {
+	return &AWSAuthData{Data: data, Config: awsauth.Read(data).Config}
 }
 
 // String is the term as selector YAML, its fields quoted and tags sorted: canonical (equal for equal

@@ -129,7 +129,8 @@ func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Co
 	// the snapshot knows what the account can tell (an empty list of access entries is an answer).
 	var sections []func(context.Context)
 	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
-		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
+		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups,
+		facts.EBSDefaults} {
 		sections = append(sections, func(ctx context.Context) { _ = rec.Known(ctx, f) })
 	}
 	asked := make(chan struct{})

@@ -109,8 +109,21 @@ func TestFactsExportRoundTrip(t *testing.T) {
 			if !strings.HasPrefix(exported, "# ClusterFacts of EKS cluster ") {
 				t.Errorf("export lacks its header:\n%s", exported)
 			}
-			if _, err := facts.DecodeSnapshotFile([]byte(exported)); err != nil {
+			cf, err := facts.DecodeSnapshotFile([]byte(exported))
+			if err != nil {
 				t.Fatalf("the exported snapshot does not decode: %v\n%s", err, exported)
+			}
+			// The account's EBS defaults are written whether or not a mapping leads a rule to them.
+			data, err := os.ReadFile(filepath.Join(dir, "cluster-facts.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			served, err := facts.DecodeSnapshotFile(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := served.EBSDefaults; want == nil || cf.EBSDefaults == nil || *cf.EBSDefaults != *want {
+				t.Errorf("exported ebsDefaults %+v, want those the fake serves, %+v", cf.EBSDefaults, want)
 			}
 			file := filepath.Join(t.TempDir(), "exported.yaml")
 			if err := os.WriteFile(file, []byte(exported), 0o644); err != nil {

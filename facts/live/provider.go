@@ -24,7 +24,7 @@
 // Provider composes one provider per concept, each with its own typed caches, one per kind of answer,
 // tuned by Options.Cache (its TTLs, and MaxEntries for each cache): eks (the cluster, its access
 // entries), iam (roles, instance profiles), ec2 (images, subnets and their route tables, security
-// groups), ssm (parameters) and awsauth (the ConfigMap). Answers of one kind never evict another's.
+// groups, the account's EBS encryption by default), ssm (parameters) and awsauth (the ConfigMap). Answers of one kind never evict another's.
 // The concept providers share the lookup step, the wording of failed calls and the metrics of
 // package awscall.
 package live
@@ -135,19 +135,19 @@ func (p *Provider) Close() {
 // facts.AtHandOnly context every question is answered from the cache or not at all.
 func (p *Provider) AskAhead() bool { return true }
 
-// Known implements facts.Provider. Cluster facts and access entries are asked for. Whether the facts
-// asked per item (roles, images, …) can be had is learnt from a probe: a question about something
-// that does not exist, which AWS answers with "not found" when the permission is there and "access
-// denied" when it is not (once per TTL, like every answer). The engine then reports the rules that
-// need a fact AWS denies as not evaluated before running them, exactly as for a snapshot without
-// that section.
+// Known implements facts.Provider. Cluster facts, access entries and the EBS defaults are asked for.
+// Whether the facts asked per item (roles, images, …) can be had is learnt from a probe: a question
+// about something that does not exist, which AWS answers with "not found" when the permission is
+// there and "access denied" when it is not (once per TTL, like every answer). The engine then reports
+// the rules that need a fact AWS denies as not evaluated before running them, exactly as for a
+// snapshot without that section.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	switch f {
 	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries:
 		return p.eks.Known(ctx, f)
 	case facts.Roles, facts.InstanceProfiles:
 		return p.iam.Known(ctx, f)
-	case facts.Images, facts.Subnets, facts.SecurityGroups:
+	case facts.Images, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults:
 		return p.ec2.Known(ctx, f)
 	case facts.SSMParameters:
 		return p.ssm.Known(ctx, f)
@@ -209,6 +209,12 @@ func (p *Provider) Subnets(ctx context.Context, t facts.SelectorTerm) ([]facts.S
 // SecurityGroups implements facts.Provider with EC2 DescribeSecurityGroups.
 func (p *Provider) SecurityGroups(ctx context.Context, t facts.SelectorTerm) ([]facts.SecurityGroup, error) {
 	return p.ec2.SecurityGroups(ctx, t)
+}
+
+// EBSDefaults implements facts.Provider with EC2 GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId,
+// in the clients' region (the cluster's).
+func (p *Provider) EBSDefaults(ctx context.Context) (*facts.EBSEncryption, error) {
+	return p.ec2.EBSDefaults(ctx)
 }
 
 // Identity returns the ARN AWS knows the caller as (STS GetCallerIdentity): the start-up check that

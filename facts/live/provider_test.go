@@ -76,6 +76,9 @@ subnets:
 securityGroups:
   - {id: sg-0node, name: eks-node, vpcID: vpc-0a1b2c3d, tags: {karpenter.sh/discovery: prod-eks}}
   - {id: sg-0default, name: default, vpcID: vpc-0a1b2c3d}
+ebsDefaults:
+  encryptionByDefault: true
+  kmsKeyID: arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab
 `
 
 func decode(t *testing.T, doc string) *facts.ClusterFacts {
@@ -174,8 +177,9 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 	} {
 		same("groups "+term.String(), func(p facts.Provider) (any, error) { return p.SecurityGroups(ctx, term) })
 	}
+	same("ebs defaults", func(p facts.Provider) (any, error) { return p.EBSDefaults(ctx) })
 	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
-		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups} {
+		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults} {
 		if err := lp.Known(ctx, f); err != nil {
 			t.Errorf("Known(%s) = %v; the fake serves it", f, err)
 		}
@@ -190,7 +194,7 @@ func TestUnknownSectionsAreDenied(t *testing.T) {
 	for f, action := range map[facts.Fact]string{
 		facts.Roles: "iam:GetRole", facts.InstanceProfiles: "iam:GetInstanceProfile", facts.Images: "ec2:DescribeImages",
 		facts.SSMParameters: "ssm:GetParameter", facts.Subnets: "ec2:DescribeSubnets", facts.SecurityGroups: "ec2:DescribeSecurityGroups",
-		facts.AccessEntries: "eks:ListAccessEntries",
+		facts.AccessEntries: "eks:ListAccessEntries", facts.EBSDefaults: "ec2:GetEbsEncryptionByDefault",
 	} {
 		err := lp.Known(ctx, f)
 		var u *facts.UnknownError
@@ -220,6 +224,7 @@ func TestConceptCachesAreSeparate(t *testing.T) {
 		"images of an alias's parameter": askSSMImages,
 		"subnets":                        askSubnets,
 		"security groups":                askGroups,
+		"EBS defaults":                   askEBSDefaults,
 		"aws-auth":                       askAWSAuth,
 		"roles probe":                    func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) },
 	}
@@ -272,6 +277,16 @@ func TestFaults(t *testing.T) {
 			"IAM GetRole is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
 		{"cluster not available", "eks:DescribeCluster", fakeaws.Fault{Unavailable: true}, askCluster,
 			"EKS DescribeCluster is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
+		{"EBS encryption denied", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{AccessDenied: true}, askEBSDefaults,
+			"AWS denied ec2:GetEbsEncryptionByDefault (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"EBS key denied", "ec2:GetEbsDefaultKmsKeyId", fakeaws.Fault{AccessDenied: true}, askEBSDefaults,
+			"AWS denied ec2:GetEbsDefaultKmsKeyId (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"EBS encryption throttled", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{Throttle: true}, askEBSDefaults, "AWS throttled ec2:GetEbsEncryptionByDefault"},
+		{"EBS key hangs", "ec2:GetEbsDefaultKmsKeyId", fakeaws.Fault{Hang: true}, askEBSDefaults,
+			"no answer from AWS within the 300ms budget (ec2:GetEbsEncryptionByDefault)"},
+		{"EBS encryption malformed", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{Malformed: true}, askEBSDefaults, "ec2:GetEbsEncryptionByDefault failed ("},
+		{"EBS defaults probed through Known", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{AccessDenied: true},
+			func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.EBSDefaults) }, "AWS denied ec2:GetEbsEncryptionByDefault"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,6 +364,11 @@ func askSubnets(ctx context.Context, p facts.Provider) error {
 	return err
 }
 
+func askEBSDefaults(ctx context.Context, p facts.Provider) error {
+	_, err := p.EBSDefaults(ctx)
+	return err
+}
+
 func askGroups(ctx context.Context, p facts.Provider) error {
 	_, err := p.SecurityGroups(ctx, facts.SelectorTerm{Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}})
 	return err
@@ -373,6 +393,7 @@ func TestPerCallBudget(t *testing.T) {
 		{"parameter", askSSM, "ssm:GetParameter"},
 		{"subnets", askSubnets, "ec2:DescribeSubnets"},
 		{"security groups", askGroups, "ec2:DescribeSecurityGroups"},
+		{"EBS defaults", askEBSDefaults, "ec2:GetEbsEncryptionByDefault"},
 		{"roles probe", func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) }, "iam:GetRole"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

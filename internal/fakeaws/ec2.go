@@ -21,6 +21,9 @@ import (
 //
 // Filters follow EC2: filters are ANDed, the values of one filter ORed, values match with * and ?
 // wildcards, tag:KEY matches the value of tag KEY, tag-key any key; an unknown filter name is an error.
+//
+// Besides the Describe calls, the fake answers the account's EBS encryption by default
+// (GetEbsEncryptionByDefault, GetEbsDefaultKmsKeyId) from the snapshot's ebsDefaults section.
 const (
 	ec2Version   = "2016-11-15"
 	ec2Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
@@ -144,8 +147,12 @@ var ec2Ops = map[string]ec2Op{
 			"owner-id", "route-table-id", "route.destination-cidr-block", "route.gateway-id", "route.nat-gateway-id", "tag-key", "tag-value", "vpc-id"}},
 }
 
+// ec2Settings are the operations that read a setting of the account and region: no ids, filters or
+// pages.
+var ec2Settings = []string{"GetEbsDefaultKmsKeyId", "GetEbsEncryptionByDefault"}
+
 func (ec2API) parse(r *request) error {
-	ops := slices.Sorted(maps.Keys(ec2Ops))
+	ops := append(slices.Sorted(maps.Keys(ec2Ops)), ec2Settings...)
 	if err := queryOperation(r, ops...); err != nil {
 		if e, ok := err.(*apiError); ok && e.code == "InvalidAction" {
 			e.message = "The action " + r.op + " is not valid for this web service."
@@ -333,6 +340,12 @@ func (p *ec2Request) notFound(op string, exists func(id string) bool) error {
 func bools(b bool) []string { return []string{strconv.FormatBool(b)} }
 
 func (a ec2API) serve(w http.ResponseWriter, r *request, wd *world) error {
+	switch r.op {
+	case "GetEbsEncryptionByDefault":
+		return a.ebsEncryptionByDefault(w, r, wd)
+	case "GetEbsDefaultKmsKeyId":
+		return a.ebsDefaultKMSKeyID(w, r, wd)
+	}
 	p, err := ec2Params(r)
 	if err != nil {
 		return err
@@ -617,6 +630,33 @@ func (ec2API) routeTables(w http.ResponseWriter, r *request, wd *world, p *ec2Re
 	}{RequestID: r.id, RouteTableSet: items[ec2RouteTable]{got}, NextToken: next})
 }
 
+// ebsEncryptionByDefault answers GetEbsEncryptionByDefault from the snapshot's ebsDefaults, denied
+// when the snapshot does not know them.
+func (ec2API) ebsEncryptionByDefault(w http.ResponseWriter, r *request, wd *world) error {
+	d := wd.cf.EBSDefaults
+	if d == nil {
+		return denied(r, wd)
+	}
+	return writeEC2(w, r, struct {
+		RequestID              string `xml:"requestId"`
+		EbsEncryptionByDefault bool   `xml:"ebsEncryptionByDefault"`
+	}{RequestID: r.id, EbsEncryptionByDefault: d.EncryptionByDefault})
+}
+
+// ebsDefaultKMSKeyID answers GetEbsDefaultKmsKeyId with the snapshot's ebsDefaults.kmsKeyID. AWS
+// always names a key (its own alias/aws/ebs until the account sets another); a snapshot that leaves
+// the key out is answered without one, so that the live provider sees exactly the snapshot's world.
+func (ec2API) ebsDefaultKMSKeyID(w http.ResponseWriter, r *request, wd *world) error {
+	d := wd.cf.EBSDefaults
+	if d == nil {
+		return denied(r, wd)
+	}
+	return writeEC2(w, r, struct {
+		RequestID string `xml:"requestId"`
+		KmsKeyID  string `xml:"kmsKeyId,omitempty"`
+	}{RequestID: r.id, KmsKeyID: d.KMSKeyID})
+}
+
 // writeEC2 writes an EC2 answer: v's fields inside <ActionResponse xmlns=…>.
 func writeEC2(w http.ResponseWriter, r *request, v any) error {
 	return writeXML(w, http.StatusOK, ec2Envelope{name: xml.Name{Space: ec2Namespace, Local: r.op + "Response"}, v: v})
@@ -652,4 +692,4 @@ func (ec2API) fail(w http.ResponseWriter, r *request, e *apiError) {
 	_ = writeXML(w, e.status, out)
 }
 
-func (ec2API) resource(*request, *world) string { return "" } // EC2's Describe calls act on no resource
+func (ec2API) resource(*request, *world) string { return "" } // EC2's calls here act on no resource

@@ -498,3 +498,71 @@ func TestEC2Errors(t *testing.T) {
 		})
 	}
 }
+
+// TestEC2EBSDefaults: GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId answer the snapshot's
+// ebsDefaults through the real SDK client; without the section both are denied, as to a caller
+// without the permission.
+func TestEC2EBSDefaults(t *testing.T) {
+	ctx := context.Background()
+	const cluster = `cluster: {name: prod-eks, region: us-east-1, accountID: "111122223333"}` + "\n"
+	for _, tc := range []struct {
+		name    string
+		section string
+		enabled bool
+		key     *string
+	}{
+		{"on, with a customer key", "ebsDefaults: {encryptionByDefault: true, kmsKeyID: \"arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab\"}\n",
+			true, aws.String("arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")},
+		{"off, AWS's key", "ebsDefaults: {encryptionByDefault: false, kmsKeyID: \"arn:aws:kms:us-east-1:111122223333:alias/aws/ebs\"}\n",
+			false, aws.String("arn:aws:kms:us-east-1:111122223333:alias/aws/ebs")},
+		{"off, no key in the snapshot", "ebsDefaults: {encryptionByDefault: false}\n", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := start(t, snapshot(t, header+cluster+tc.section))
+			enc, err := c.ec2.GetEbsEncryptionByDefault(ctx, &ec2.GetEbsEncryptionByDefaultInput{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc.EbsEncryptionByDefault == nil || *enc.EbsEncryptionByDefault != tc.enabled {
+				t.Errorf("EbsEncryptionByDefault = %v, want %v", aws.ToBool(enc.EbsEncryptionByDefault), tc.enabled)
+			}
+			key, err := c.ec2.GetEbsDefaultKmsKeyId(ctx, &ec2.GetEbsDefaultKmsKeyIdInput{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if aws.ToString(key.KmsKeyId) != aws.ToString(tc.key) || (key.KmsKeyId == nil) != (tc.key == nil) {
+				t.Errorf("KmsKeyId = %v, want %v", key.KmsKeyId, tc.key)
+			}
+			for _, op := range []string{"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId"} {
+				if n := srv.Calls(op); n != 1 {
+					t.Errorf("%s counted %d times, want 1", op, n)
+				}
+			}
+		})
+	}
+	_, none := start(t, snapshot(t, header+cluster))
+	for _, tc := range []struct {
+		name   string
+		call   func(clients) error
+		code   string
+		status int
+		msg    string
+	}{
+		{"encryption unknown", func(c clients) error {
+			_, err := c.ec2.GetEbsEncryptionByDefault(ctx, &ec2.GetEbsEncryptionByDefaultInput{})
+			return err
+		}, "UnauthorizedOperation", http.StatusForbidden, "not authorized to perform: ec2:GetEbsEncryptionByDefault because no identity-based policy allows"},
+		{"key unknown", func(c clients) error {
+			_, err := c.ec2.GetEbsDefaultKmsKeyId(ctx, &ec2.GetEbsDefaultKmsKeyIdInput{})
+			return err
+		}, "UnauthorizedOperation", http.StatusForbidden, "not authorized to perform: ec2:GetEbsDefaultKmsKeyId because"},
+		{"dry run", func(c clients) error {
+			_, err := c.ec2.GetEbsEncryptionByDefault(ctx, &ec2.GetEbsEncryptionByDefaultInput{DryRun: aws.Bool(true)})
+			return err
+		}, "DryRunOperation", http.StatusPreconditionFailed, "DryRun flag is set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantAPIError(t, tc.call(none), tc.code, tc.status, tc.msg)
+		})
+	}
+}

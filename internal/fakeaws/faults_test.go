@@ -83,6 +83,14 @@ var calls = map[string]func(context.Context, clients) error{
 		_, err := c.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{})
 		return err
 	},
+	"ec2:GetEbsEncryptionByDefault": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.GetEbsEncryptionByDefault(ctx, &ec2.GetEbsEncryptionByDefaultInput{})
+		return err
+	},
+	"ec2:GetEbsDefaultKmsKeyId": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.GetEbsDefaultKmsKeyId(ctx, &ec2.GetEbsDefaultKmsKeyIdInput{})
+		return err
+	},
 	"ssm:GetParameter": func(ctx context.Context, c clients) error {
 		_, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20251112/image_id")})
 		return err

@@ -6,7 +6,8 @@
 //   - IAM and STS, query protocol with XML replies: GetRole, GetInstanceProfile,
 //     ListInstanceProfilesForRole, GetCallerIdentity (iam.go);
 //   - EC2, EC2 query protocol with <item> lists and EC2 filters: DescribeImages, DescribeSubnets,
-//     DescribeRouteTables, DescribeSecurityGroups (ec2.go);
+//     DescribeRouteTables, DescribeSecurityGroups, and the account's EBS encryption by default,
+//     GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId (ec2.go);
 //   - SSM, JSON with X-Amz-Target: GetParameter (ssm.go).
 //
 // That lets one test run every case twice, through the snapshot provider and through the live provider
@@ -201,6 +202,7 @@ var Operations = []string{
 	"iam:GetRole", "iam:GetInstanceProfile", "iam:ListInstanceProfilesForRole",
 	"sts:GetCallerIdentity",
 	"ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
+	"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId",
 	"ssm:GetParameter",
 }
 

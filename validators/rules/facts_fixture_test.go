@@ -69,7 +69,7 @@ type factsOpt func(*world)
 
 var (
 	clusterKeys  = []string{"name", "region", "partition", "accountID", "version", "authenticationMode", "vpcID"}
-	sectionOrder = []string{"accessEntries", "awsAuth", "roles", "instanceProfiles", "images", "ssmParameters", "subnets", "securityGroups"}
+	sectionOrder = []string{"accessEntries", "awsAuth", "roles", "instanceProfiles", "images", "ssmParameters", "subnets", "securityGroups", "ebsDefaults"}
 )
 
 // clusterFacts renders the prod-eks snapshot with the options applied.
@@ -88,6 +88,7 @@ func clusterFacts(opts ...factsOpt) string {
 			"ssmParameters":    defaultSSM,
 			"subnets":          list("subnets", defaultSubnets()...),
 			"securityGroups":   list("securityGroups", defaultGroups()...),
+			"ebsDefaults":      defaultEBS,
 		},
 	}
 	for _, o := range opts {
@@ -334,6 +335,9 @@ func defaultSubnets() []string {
 		subnet(sharedSub, otherVPC, "us-east-1a", false, false, "{karpenter.sh/discovery: prod-eks-legacy, Name: shared-services-a}"),
 	}
 }
+
+// defaultEBS is the account's EBS encryption by default: on, with AWS's own key.
+const defaultEBS = "ebsDefaults:\n  encryptionByDefault: true\n  kmsKeyID: arn:aws:kms:us-east-1:111122223333:alias/aws/ebs\n"
 
 func defaultGroups() []string {
 	return []string{

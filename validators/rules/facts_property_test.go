@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,8 +12,9 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators/rules"
 )
 
-// propertyWorld is the prod-eks snapshot plus roles in every state of authorization, and without the
-// spot service-linked role, so that every rule that reads facts fires on some object of propertyInput.
+// propertyWorld is the prod-eks snapshot plus roles in every state of authorization, without the spot
+// service-linked role, and in an account that does not encrypt new EBS volumes by default, so that
+// every rule that reads facts fires on some object of propertyInput.
 func propertyWorld(opts ...factsOpt) string {
 	const created, recreated = "2025-06-01T10:00:00Z", "2025-09-15T14:30:00Z"
 	base := []factsOpt{
@@ -41,6 +43,7 @@ func propertyWorld(opts ...factsOpt) string {
 			mapping("arn:aws:iam::111122223333:role/teams/data/KarpenterNodeRole-data", nodeGroups),
 			mapping("arn:aws:iam::111122223333:role/teams/data/KarpenterNodeRole-data-entry", nodeGroups),
 		),
+		ebsDefaults(false),
 	}
 	return clusterFacts(append(base, opts...)...)
 }
@@ -76,6 +79,11 @@ func propertyInput() string {
 		nodeClass("group-typo", groupSel("  - name: prod-eks-nodes\n")),
 		nodeClass("legacy-vpc", subnetSel("  - id: "+sharedSub+"\n")),
 		nodeClass("public", subnetSel("  - id: "+publicA+"\n")),
+		// Volumes left unencrypted, one with encrypted left out (only the EBS defaults tell), one with
+		// encrypted: false beside it (reported whatever is known).
+		nodeClass("ebs-unset", eksSpec+"blockDeviceMappings:\n  - deviceName: /dev/xvda\n    ebs:\n      volumeSize: 100Gi\n"),
+		nodeClass("ebs-false-and-unset", eksSpec+"blockDeviceMappings:\n  - deviceName: /dev/xvda\n    ebs:\n      volumeSize: 100Gi\n      encrypted: false\n"+
+			"  - deviceName: /dev/xvdb\n    ebs:\n      volumeSize: 20Gi\n"),
 		capacityPool("spot", "- key: karpenter.sh/capacity-type\n  operator: In\n  values: [\"spot\"]\n"),
 		capacityPool("on-demand", ""),
 	)
@@ -94,6 +102,7 @@ var removals = map[string]factsOpt{
 	string(facts.SSMParameters):             without("ssmParameters"),
 	string(facts.Subnets):                   without("subnets"),
 	string(facts.SecurityGroups):            without("securityGroups"),
+	string(facts.EBSDefaults):               without("ebsDefaults"),
 	"cluster":                               noCluster(),
 }
 
@@ -136,6 +145,15 @@ func TestUnknownFactsNeverPassSilently(t *testing.T) {
 	}
 	if len(factRules) < 17 {
 		t.Errorf("only %d rules read facts", len(factRules))
+	}
+	// Every fact a rule reads is made unknown in turn below (the cluster's EC2NodeClasses are the
+	// webhook's and the audit's, never a snapshot's).
+	for _, r := range factRules {
+		for _, f := range slices.Concat(r.Needs, r.MayNeed) {
+			if _, ok := removals[string(f)]; !ok && f != facts.ClusterNodeClasses {
+				t.Errorf("%s reads %s, which removals never makes unknown", r.ID, f)
+			}
+		}
 	}
 
 	names := make([]string, 0, len(removals))

@@ -21,11 +21,12 @@ import (
 //
 // The questions mirror what the rules and their analyses ask (node_role.go, authorization.go,
 // ami_resolution.go, subnet_selection.go, security_group_selection.go, node_role_not_found.go,
-// instance_profile_not_found.go, spot_service_linked_role_missing.go, aws_auth_removes_node_role.go): a
-// question the rules would not ask in a healthy world is not asked ahead. A rule that asks something
-// this file does not foresee still gets its answer, one round trip later. Where a chain needs an answer
-// that failed (the cluster could not be described), it stops: what depends on it is not asked, and the
-// rules report it unknown with that answer's reason. TestAskAheadMirrorsTheRules holds the two together.
+// instance_profile_not_found.go, spot_service_linked_role_missing.go, aws_auth_removes_node_role.go,
+// ebs_unencrypted.go): a question the rules would not ask in a healthy world is not asked ahead. A
+// rule that asks something this file does not foresee still gets its answer, one round trip later.
+// Where a chain needs an answer that failed (the cluster could not be described), it stops: what
+// depends on it is not asked, and the rules report it unknown with that answer's reason.
+// TestAskAheadMirrorsTheRules holds the two together.
 
 // askAhead asks c.Facts ahead, concurrently, the questions the rules of cat will ask about objs, when
 // the provider wants that (facts.AsksAhead), and returns when they are answered or late. It is the
@@ -160,7 +161,8 @@ func (q *aheadQuestions) known(f facts.Fact, rf *ruleFacts) {
 }
 
 // nodeClass adds the questions about one EC2NodeClass: its node role (and the role's access entry),
-// each AMI term, and each subnet and security-group term.
+// each AMI term, each subnet and security-group term, and the account's EBS defaults when a mapping
+// does not say its volume is encrypted.
 func (q *aheadQuestions) nodeClass(nc *objects.EC2NodeClass, rf *ruleFacts) {
 	spec := nc.Spec
 	if rf.touches(facts.Roles) || rf.touches(facts.InstanceProfiles) {
@@ -192,6 +194,11 @@ func (q *aheadQuestions) nodeClass(nc *objects.EC2NodeClass, rf *ruleFacts) {
 		for _, t := range spec.SecurityGroupSelectorTerms {
 			st := facts.SelectorTerm{ID: t.ID, Name: t.Name, Tags: t.Tags}
 			q.add("groups "+st.String(), func(ctx context.Context) { _, _ = q.p.SecurityGroups(ctx, st) })
+		}
+	}
+	if rf.touches(facts.EBSDefaults) {
+		if explicit, omitted := unencryptedMappings(spec); len(explicit)+len(omitted) > 0 {
+			q.add("ebs defaults", func(ctx context.Context) { _, _ = q.p.EBSDefaults(ctx) })
 		}
 	}
 }

@@ -100,6 +100,11 @@ func (l *questionLog) SecurityGroups(ctx context.Context, t facts.SelectorTerm) 
 	return l.Provider.SecurityGroups(ctx, t)
 }
 
+func (l *questionLog) EBSDefaults(ctx context.Context) (*facts.EBSEncryption, error) {
+	l.note("EBSDefaults")
+	return l.Provider.EBSDefaults(ctx)
+}
+
 // TestAskAheadMirrorsTheRules: the questions asked ahead are exactly those the rules then ask, for
 // the example clusters and for worlds where answers change which questions follow (a role that does
 // not exist, a cluster that cannot be described, a mode without access entries, spot, an aws-auth
@@ -154,6 +159,7 @@ metadata: {name: missing-profile}
 spec:
   instanceProfile: NoSuchProfile
   amiSelectorTerms: [{id: ami-0123}]
+  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: 100Gi}}]
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool

@@ -1,6 +1,7 @@
 // Package ec2 is the live provider's EC2 concept: the images, subnets (with the route tables that
-// tell which are public) and security groups that selector terms select, each kind of answer in a
-// cache of its own, and the permission probes that tell whether they can be asked at all.
+// tell which are public) and security groups that selector terms select, and the account's EBS
+// encryption by default, each kind of answer in a cache of its own, and the permission probes that
+// tell whether they can be asked at all.
 //
 // A selector term becomes EC2 filters with the semantics facts.MatchImage and its peers give a
 // snapshot, so that the live and the snapshot providers give the same answers for the same world.
@@ -23,10 +24,12 @@ type API interface {
 	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeRouteTables(context.Context, *ec2.DescribeRouteTablesInput, ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error)
 	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+	GetEbsEncryptionByDefault(context.Context, *ec2.GetEbsEncryptionByDefaultInput, ...func(*ec2.Options)) (*ec2.GetEbsEncryptionByDefaultOutput, error)
+	GetEbsDefaultKmsKeyId(context.Context, *ec2.GetEbsDefaultKmsKeyIdInput, ...func(*ec2.Options)) (*ec2.GetEbsDefaultKmsKeyIdOutput, error)
 }
 
-// Provider answers facts.Images, facts.Subnets and facts.SecurityGroups through its own caches. Close
-// it to stop the fetches in flight.
+// Provider answers facts.Images, facts.Subnets, facts.SecurityGroups and facts.EBSDefaults through its
+// own caches. Close it to stop the fetches in flight.
 type Provider struct {
 	api    API
 	caller awscall.Caller
@@ -35,6 +38,7 @@ type Provider struct {
 	subnets *cache.Cache[[]facts.Subnet]
 	routes  *cache.Cache[routes] // per VPC
 	groups  *cache.Cache[[]facts.SecurityGroup]
+	ebs     *cache.Cache[*facts.EBSEncryption]
 
 	probes       map[facts.Fact]awscall.Probe
 	probeAnswers *cache.Cache[bool]
@@ -48,6 +52,7 @@ func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 		subnets: cache.New[[]facts.Subnet](opts),
 		routes:  cache.New[routes](opts),
 		groups:  cache.New[[]facts.SecurityGroup](opts),
+		ebs:     cache.New[*facts.EBSEncryption](opts),
 
 		probes:       newProbes(api),
 		probeAnswers: cache.New[bool](opts),
@@ -60,12 +65,19 @@ func (p *Provider) Close() {
 	p.subnets.Close()
 	p.routes.Close()
 	p.groups.Close()
+	p.ebs.Close()
 	p.probeAnswers.Close()
 }
 
 // Known tells whether images, subnets and security groups can be had, from a permission probe
-// (awscall.Probe) once per TTL. It returns nil for any other fact: those are not this provider's.
+// (awscall.Probe) once per TTL, and the EBS defaults by asking them: one question answers the whole
+// fact, so no probe could be cheaper. It returns nil for any other fact: those are not this
+// provider's.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
+	if f == facts.EBSDefaults {
+		_, err := p.EBSDefaults(ctx)
+		return err
+	}
 	probe, ok := p.probes[f]
 	if !ok {
 		return nil

@@ -2,6 +2,7 @@ package ec2_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ subnets:
   - {id: subnet-0public1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1b, mapPublicIpOnLaunch: true, public: true, tags: {karpenter.sh/discovery: prod-eks}}
 securityGroups:
   - {id: sg-0node, name: eks-node, vpcID: vpc-0a1b2c3d, tags: {karpenter.sh/discovery: prod-eks}}
+ebsDefaults: {encryptionByDefault: true, kmsKeyID: "arn:aws:kms:eu-west-1:111122223333:alias/aws/ebs"}
 `
 
 var (
@@ -45,9 +47,9 @@ func start(t *testing.T, opts cache.Options) (*fakeaws.Server, *ec2.Provider) {
 	return srv, p
 }
 
-// TestCachesAreItsOwn: images, subnets, route tables, security groups and permission probes are kept
-// in caches of their own, so that one kind of answer never evicts another, even when each cache holds
-// a single answer.
+// TestCachesAreItsOwn: images, subnets, route tables, security groups, the EBS defaults and
+// permission probes are kept in caches of their own, so that one kind of answer never evicts another,
+// even when each cache holds a single answer.
 func TestCachesAreItsOwn(t *testing.T) {
 	srv, p := start(t, cache.Options{MaxEntries: 1})
 	ctx := context.Background()
@@ -70,12 +72,21 @@ func TestCachesAreItsOwn(t *testing.T) {
 		if err := p.Known(ctx, facts.Images); err != nil {
 			t.Fatalf("round %d: Known(images) = %v", round, err)
 		}
+		d, err := p.EBSDefaults(ctx)
+		if err != nil || !d.EncryptionByDefault || d.KMSKeyID != "arn:aws:kms:eu-west-1:111122223333:alias/aws/ebs" {
+			t.Fatalf("round %d: EBSDefaults = %+v, %v", round, d, err)
+		}
+		if err := p.Known(ctx, facts.EBSDefaults); err != nil {
+			t.Fatalf("round %d: Known(ebsDefaults) = %v", round, err)
+		}
 	}
 	for op, want := range map[string]int{
-		"ec2:DescribeImages":         2, // the term, the probe
-		"ec2:DescribeSubnets":        1,
-		"ec2:DescribeRouteTables":    1, // one VPC
-		"ec2:DescribeSecurityGroups": 1,
+		"ec2:DescribeImages":            2, // the term, the probe
+		"ec2:DescribeSubnets":           1,
+		"ec2:DescribeRouteTables":       1, // one VPC
+		"ec2:DescribeSecurityGroups":    1,
+		"ec2:GetEbsEncryptionByDefault": 1, // Known asks the same question: no probe of its own
+		"ec2:GetEbsDefaultKmsKeyId":     1,
 	} {
 		if n := srv.Calls(op); n != want {
 			t.Errorf("%d %s requests in 3 rounds, want %d", n, op, want)
@@ -120,5 +131,23 @@ func TestUnresolvedTerm(t *testing.T) {
 	}
 	if n := srv.Calls("*"); n != 0 {
 		t.Errorf("%d requests for an unresolved term", n)
+	}
+}
+
+// TestEBSDefaultsUnknown: the EBS defaults are one fact from two calls; when either is denied the
+// fact is unknown, naming the action to grant, and the answer is not half of one.
+func TestEBSDefaultsUnknown(t *testing.T) {
+	for _, op := range []string{"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId"} {
+		t.Run(op, func(t *testing.T) {
+			srv, p := start(t, cache.Options{})
+			srv.Inject(op, fakeaws.Fault{AccessDenied: true})
+			d, err := p.EBSDefaults(context.Background())
+			if d != nil || !facts.IsUnknown(err) || !strings.HasPrefix(facts.Reason(err), "AWS denied "+op+" (") {
+				t.Errorf("EBSDefaults = %+v, %v; want unknown because AWS denied %s", d, err, op)
+			}
+			if err := p.Known(context.Background(), facts.EBSDefaults); !facts.IsUnknown(err) {
+				t.Errorf("Known(ebsDefaults) = %v; want the same unknown fact", err)
+			}
+		})
 	}
 }
