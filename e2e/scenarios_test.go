@@ -174,12 +174,13 @@ func TestFieldReportsWithoutFacts(t *testing.T) {
 		denied []string
 		warned []string
 	}{
-		{"02-ami-name-without-owner.yaml", []string{"EC2NodeClass/pinned-ami: ami-selector-missing-owner"}, []string{"ami-selector-missing-owner"}},
+		// Without image facts a name term without an owner may work today: warned, never refused.
+		{"02-ami-name-without-owner.yaml", nil, []string{"ami-selector-missing-owner", "ami-selector-missing-owner"}},
 		{"03-al2023-bootstrap-userdata.yaml", []string{"EC2NodeClass/al2023-legacy-userdata: userdata-bootstrap-on-al2023"}, nil},
 		{"04-instance-profile-arn.yaml", nil, []string{"instance-profile-arn", "imds-v1-enabled", "ebs-unencrypted"}},
 		{"05-aws-auth-malformed.yaml", []string{"ConfigMap/kube-system/aws-auth: aws-auth-malformed"}, nil},
-		// Its pool's EC2NodeClass (02's) was refused: not in the cluster.
-		{"07-spot-nodepool.yaml", nil, []string{"exception-missing-reason", "nodepool-nodeclass-missing"}},
+		// Its pool's EC2NodeClass is 02's, admitted above.
+		{"07-spot-nodepool.yaml", nil, []string{"exception-missing-reason"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			r := apply(t, filepath.Join(dir, tc.file))
@@ -193,14 +194,18 @@ func TestFieldReportsWithoutFacts(t *testing.T) {
 	}
 	t.Run("06-custom-ami-family.yaml", func(t *testing.T) {
 		// The CRD itself refuses a lone subnet term mixing id and tags (docs/design.md §1)...
-		r := apply(t, filepath.Join(dir, "06-custom-ami-family.yaml"))
+		text := readFile(t, filepath.Join(dir, "06-custom-ami-family.yaml"))
+		clean := "    - tags:                                      # only when every term mixes id and tags)\n        karpenter.sh/discovery: \"aws-2026-eks\"\n        kubernetes.io/role/internal-elb: \"1\"\n"
+		if !strings.Contains(text, clean) {
+			t.Fatalf("the example no longer has its clean subnet term:\n%s", text)
+		}
+		r := env.kubectl(t, strings.Replace(text, clean, "", 1), "apply", "-f", "-")
 		if r.code == 0 || !strings.Contains(r.stderr, "'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term") {
 			t.Errorf("exit %d\n%s", r.code, r.stderr)
 		}
-		// ...and admits it beside a clean term, where Karpenter silently ignores the tags: the webhook
-		// warns.
-		doc := strings.Replace(readFile(t, filepath.Join(dir, "06-custom-ami-family.yaml")), "  securityGroupSelectorTerms:", "    - tags: {karpenter.sh/discovery: gpu}\n  securityGroupSelectorTerms:", 1)
-		r = env.kubectl(t, doc, "apply", "-f", "-")
+		// ...and admits it beside a clean term, as the example has it, where Karpenter silently ignores
+		// the tags: the webhook warns.
+		r = apply(t, filepath.Join(dir, "06-custom-ami-family.yaml"))
 		want := []string{"stale-compatibility-annotation", "selector-term-ignored-fields", "custom-userdata-missing-unregistered-taint"}
 		if r.code != 0 || !sameSet(warnings(r), want) {
 			t.Errorf("exit %d, warned %v, want %v\n%s", r.code, warnings(r), want, r.stderr)
@@ -252,13 +257,14 @@ func TestUpdateDoesNotRewriteUntouchedTerms(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "Warning:") {
 		t.Fatalf("a label edit was refused or reviewed: %+v", r)
 	}
-	// A spec edit elsewhere is reviewed, and the old problem only warned.
+	// A spec edit elsewhere is reviewed, and the old problem only warned (without image facts it is a
+	// warning anyway; an unchanged denied field is demoted too, TestUpdateDoesNotBlockOnUnchangedFields).
 	other := strings.Replace(ownerlessClass, "  role: KarpenterNodeRole\n", "  role: KarpenterNodeRole\n  tags: {team: platform}\n", 1)
 	r = env.kubectl(t, other, "apply", "-f", "-")
 	if r.code != 0 {
 		t.Fatalf("an edit of another field was refused: %+v", r)
 	}
-	if !strings.Contains(r.stderr, "Warning: [ami-selector-missing-owner] (not changed by this request)") {
+	if !strings.Contains(r.stderr, "Warning: [ami-selector-missing-owner]") {
 		t.Errorf("the old problem is not warned: %s", r.stderr)
 	}
 	if got := env.kubectlT(t, "get", "ec2nodeclass", "ownerless", "-o", "jsonpath={.spec.amiSelectorTerms[0].owner}"); got != "" {

@@ -10,7 +10,8 @@
 // A rule's Check is a pure function of the object, the other objects of the input, the configuration
 // and the facts (Context); it never calls AWS or Kubernetes. It returns its findings, or an error when
 // it could not judge the object: the engine then reports the rule as not evaluated for that object,
-// with the error's reason, and never as passed. Rules that share an analysis (the parsed userData of a
+// with the error's reason, and never as passed; a rule that could judge only part of the object
+// returns both, its error a PartlyEvaluated. Rules that share an analysis (the parsed userData of a
 // class, its node role's authorization, what its selector terms select) compute it once per
 // evaluation through Memo.
 package validators

@@ -2,6 +2,7 @@ package validators
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -123,13 +124,18 @@ func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() b
 			}
 			if err != nil {
 				// An unknown fact, or a programming error in the rule (see Rule.Check): either way the
-				// rule did not judge the object.
+				// rule did not judge the object, or (PartlyEvaluated) only what it found.
 				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: err.Error(), Causes: []string{facts.Reason(err)}})
-				continue
+				if partly := (*PartlyEvaluated)(nil); !errors.As(err, &partly) {
+					continue
+				}
 			}
 			for _, f := range findings {
 				f.Rule = r.ID
 				f.Action = action
+				if f.AtMost != "" && strength(f.AtMost) < strength(action) {
+					f.Action = f.AtMost
+				}
 				f.Object = o.Ref()
 				f.Source = o
 				f.Fixable = len(f.Edits) > 0
@@ -163,6 +169,19 @@ func (r *Rule) runsIn(c *Context) (config.Action, bool) {
 		return "", false
 	}
 	return action, true
+}
+
+// strength orders actions: deny, warn, audit, off.
+func strength(a config.Action) int {
+	switch a {
+	case config.ActionDeny:
+		return 3
+	case config.ActionWarn:
+		return 2
+	case config.ActionAudit:
+		return 1
+	}
+	return 0
 }
 
 // SortFindings orders findings by file, object, line and rule: the order people read them in.

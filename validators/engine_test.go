@@ -126,7 +126,9 @@ func TestSkipIsRecorded(t *testing.T) {
 
 // TestCheckErrors: a rule whose Check returns an error is reported as not evaluated on that object,
 // with the error's text, and its findings are dropped: an unknown fact gives the fact's reason as the
-// cause, any other error (a bug in the rule) its own text. Other rules and objects are not affected.
+// cause, any other error (a bug in the rule) its own text. A rule that judged part of the object
+// (PartlyEvaluated) keeps its findings and is not evaluated too. Other rules and objects are not
+// affected.
 func TestCheckErrors(t *testing.T) {
 	rule := func(id string, err error) *validators.Rule {
 		return &validators.Rule{ID: id, Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
@@ -140,14 +142,17 @@ func TestCheckErrors(t *testing.T) {
 		rule("fires", nil),
 		rule("meets-an-unknown-fact", unknown),
 		rule("has-a-bug", errors.New("index out of range")),
+		rule("judges-part", &validators.PartlyEvaluated{Err: facts.Unknown(facts.EBSDefaults, "no facts")}),
 	)
 	res := evaluate(t, cat, nil, facts.None{}, nodeClass)
-	if len(res.Findings) != 1 || res.Findings[0].Rule != "fires" || res.Findings[0].Message != "fires on lab" {
-		t.Errorf("findings %+v, want only the one of the rule without error", res.Findings)
+	if len(res.Findings) != 2 || res.Findings[0].Rule != "fires" || res.Findings[0].Message != "fires on lab" ||
+		res.Findings[1].Rule != "judges-part" || res.Findings[1].Message != "judges-part on lab" || res.Findings[1].Action != config.ActionDeny {
+		t.Errorf("findings %+v, want those of the rule without error and of the rule that judged part", res.Findings)
 	}
 	want := map[string]validators.NotEvaluated{
 		"meets-an-unknown-fact": {Reason: "AWS denied eks:DescribeAccessEntry: awsAuth", Causes: []string{"AWS denied eks:DescribeAccessEntry"}},
 		"has-a-bug":             {Reason: "index out of range", Causes: []string{"index out of range"}},
+		"judges-part":           {Reason: "no facts: ebsDefaults", Causes: []string{"no facts"}},
 	}
 	if len(res.NotEvaluated) != len(want) {
 		t.Fatalf("not evaluated: %+v, want %d", res.NotEvaluated, len(want))
@@ -193,6 +198,36 @@ func TestAskAhead(t *testing.T) {
 		}
 		if asked != 1 {
 			t.Errorf("asked ahead %d times, want once", asked)
+		}
+	}
+}
+
+// TestAtMostCapsAFinding: a finding marked AtMost warn is a warning under a deny rule, and the cap never
+// raises an action the configuration lowered.
+func TestAtMostCapsAFinding(t *testing.T) {
+	maybe := &validators.Rule{ID: "maybe", Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
+		Summary: "s", Doc: "d", Check: func(*validators.Context, *objects.Object) ([]validators.Finding, error) {
+			return []validators.Finding{{Field: "spec", Message: "certain"}, {Field: "spec", Message: "possible", AtMost: config.ActionWarn}}, nil
+		}}
+	cat := validators.NewCatalog(maybe)
+	for _, tc := range []struct {
+		cfg               string
+		certain, possible config.Action
+	}{
+		{"", config.ActionDeny, config.ActionWarn},
+		{"rules:\n  maybe: warn\n", config.ActionWarn, config.ActionWarn},
+		{"rules:\n  maybe: audit\n", config.ActionAudit, config.ActionAudit},
+	} {
+		cfg, err := config.Parse([]byte("apiVersion: karpenter-guard.io/v1alpha1\nkind: GuardConfig\n"+tc.cfg), cat.IDs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]config.Action{}
+		for _, f := range evaluate(t, cat, cfg, facts.None{}, nodeClass).Findings {
+			got[f.Message] = f.Action
+		}
+		if got["certain"] != tc.certain || got["possible"] != tc.possible {
+			t.Errorf("config %q: certain %q, possible %q; want %q, %q", tc.cfg, got["certain"], got["possible"], tc.certain, tc.possible)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type Finding struct {
 	Fix     string `json:"fix,omitempty"`
 	Fixable bool   `json:"fixable"`
 
+	// AtMost, when set, caps the finding's action: a rule whose action is deny gives this finding only
+	// AtMost (warn) when the rule cannot say the object will fail, only that it may. Never raises it.
+	AtMost config.Action `json:"-"`
 	// Line is the file line of Field (the object's line when the field is absent).
 	Line int `json:"-"`
 	// Edits are the machine-applicable form of Fix; set when Fixable.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/crds"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
@@ -41,6 +42,10 @@ const (
 	ScopeAdmission Scope = "admission"
 	// ScopeAudit is where the audit runs: over the objects stored in the cluster, with ScopeAll rules.
 	ScopeAudit Scope = "audit"
+	// ScopeCLIAndAudit rules repeat a check the API server makes on admission (the CRD's schema), so
+	// the webhook, which the API server calls after it, skips them; the CLI and the audit (objects
+	// stored before a CRD upgrade) run them.
+	ScopeCLIAndAudit Scope = "cli, audit"
 )
 
 // Rule is one entry of the catalog.
@@ -75,11 +80,11 @@ type Rule struct {
 	//
 	// A rule that cannot judge the object returns an error; the engine then reports it as not evaluated
 	// for that object, with the error's text as the reason, never as passed (findings returned with an
-	// error are dropped). That error is an unknown fact: the provider's *facts.UnknownError
-	// (facts.IsUnknown) for a fact of MayNeed, or an answer the provider could not give, returned as it
-	// came so that its reason groups the rule with the others it silenced. Any other error is a
-	// programming error in the rule, which the engine reports the same way rather than fail the
-	// evaluation or pass the rule.
+	// error are dropped, except with a *PartlyEvaluated: the rule judged part of the object). That
+	// error is an unknown fact: the provider's *facts.UnknownError (facts.IsUnknown) for a fact of
+	// MayNeed, or an answer the provider could not give, returned as it came so that its reason groups
+	// the rule with the others it silenced. Any other error is a programming error in the rule, which
+	// the engine reports the same way rather than fail the evaluation or pass the rule.
 	Check func(c *Context, o *objects.Object) ([]Finding, error)
 }
 
@@ -91,6 +96,10 @@ type Context struct {
 	// Input is every object of the run: the manifests given to the CLI, or the cluster's objects in the
 	// webhook. Cross-object rules (nodepool-nodeclass-missing, the kubelet move) read it.
 	Input []*objects.Object
+	// OtherNodeClasses are the node classes of other Karpenter providers in the CLI's input
+	// (AKSNodeClass, …; see manifest.Set), by group, kind and name: a NodePool whose nodeClassRef gives
+	// only a name may mean one of them, and then it is no EC2NodeClass. Nil in the webhook and the audit.
+	OtherNodeClasses []objects.NodeClassRef
 	// Scope is where the engine runs (ScopeCLI, ScopeAdmission or ScopeAudit).
 	Scope Scope
 	// Operation is the admission request's operation (OperationCreate, …; "" outside admission) and
@@ -102,6 +111,9 @@ type Context struct {
 	// FindNodeClass, when set, answers NodeClass lookups in place of Input: the webhook's cluster
 	// cache is indexed by name, and a review should not read every stored class to find one.
 	FindNodeClass func(name string) *objects.Object
+	// CRDs are the Karpenter CRDs karpenter-crd-invalid validates against (--karpenter-crds); nil for
+	// the ones built in.
+	CRDs *crds.Set
 
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
@@ -185,7 +197,7 @@ func NewCatalog(rules ...*Rule) *Catalog {
 	for _, k := range []string{KindEC2NodeClass, KindNodePool, KindAWSAuth} {
 		for _, scope := range []Scope{ScopeAll, ScopeCLI, ScopeAdmission, ScopeAudit} {
 			for i, r := range c.rules {
-				if r.AppliesTo(k) && (r.Scope == ScopeAll || r.Scope == scope) {
+				if r.AppliesTo(k) && r.runsInScope(scope) {
 					c.kindRules[kindScope{k, scope}] = append(c.kindRules[kindScope{k, scope}], i)
 				}
 			}
@@ -206,6 +218,17 @@ func NewCatalog(rules ...*Rule) *Catalog {
 		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(Context{}.unknown)))
 	}
 	return c
+}
+
+// runsInScope reports whether the rule runs where the engine runs in scope.
+func (r *Rule) runsInScope(scope Scope) bool {
+	switch r.Scope {
+	case ScopeAll, scope:
+		return true
+	case ScopeCLIAndAudit:
+		return scope == ScopeCLI || scope == ScopeAudit
+	}
+	return false
 }
 
 type kindScope struct {

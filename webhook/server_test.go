@@ -298,8 +298,11 @@ karpenter_guard_admission_requests_total{decision="deny",kind="NodePool",operati
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "karpenter_guard_admission_requests_total"); err != nil {
 		t.Error(err)
 	}
-	if got := testutil.ToFloat64(mustCounter(t, reg, "karpenter_guard_findings_total", map[string]string{"rule": "ami-selector-missing-owner", "action": "deny"})); got != 4 {
-		t.Errorf("findings_total{ami-selector-missing-owner,deny} = %v, want 4", got)
+	if got := testutil.ToFloat64(mustCounter(t, reg, "karpenter_guard_findings_total", map[string]string{"rule": "instance-profile-arn", "action": "deny"})); got != 2 {
+		t.Errorf("findings_total{instance-profile-arn,deny} = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(mustCounter(t, reg, "karpenter_guard_findings_total", map[string]string{"rule": "ami-selector-missing-owner", "action": "warn"})); got != 4 {
+		t.Errorf("findings_total{ami-selector-missing-owner,warn} = %v, want 4 (capped at warn without image facts)", got)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {

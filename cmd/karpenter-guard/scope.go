@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/karpenter-guard/karpenter-guard/crds"
+
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
@@ -102,6 +104,8 @@ type evaluator struct {
 	cfg *config.Config
 	// facts, when set, applies to every object (--facts, --live).
 	facts facts.Provider
+	// crds, when set, are the Karpenter CRDs to validate against (--karpenter-crds).
+	crds *crds.Set
 }
 
 func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.Error) {
@@ -135,7 +139,7 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 				p = facts.WithInputAWSAuth(p, data, malformed)
 			}
 		}
-		r := e.cat.Evaluate(&validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, Scope: validators.ScopeCLI}, objs)
+		r := e.cat.Evaluate(&validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI, CRDs: e.crds}, objs)
 		res.Findings = append(res.Findings, r.Findings...)
 		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
 		res.Skipped = append(res.Skipped, r.Skipped...)

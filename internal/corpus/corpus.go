@@ -23,9 +23,12 @@ metadata:
 spec:
   amiSelectorTerms:
 `, i, i%7)
+	ud := UserData
 	if i%5 == 0 {
-		// The CRD requires amiFamily without an alias.
+		// The CRD requires amiFamily without an alias. The problems: a name without an owner (warn), and
+		// an AL2 bootstrap call on AL2023 (deny).
 		b.WriteString("    - name: amazon-eks-node-al2023-x86_64-standard-1.33-*\n  amiFamily: AL2023\n")
+		ud = strings.Replace(ud, "#!/bin/bash\n", "#!/bin/bash\n/etc/eks/bootstrap.sh prod-eks\n", 1)
 	} else {
 		b.WriteString("    - alias: al2023@v20251112\n")
 	}
@@ -51,7 +54,7 @@ spec:
     maxPods: 110
   userData: |
 `, i%13)
-	for _, line := range strings.SplitAfter(UserData, "\n") {
+	for _, line := range strings.SplitAfter(ud, "\n") {
 		if strings.TrimSpace(line) != "" {
 			b.WriteString("    ")
 		}

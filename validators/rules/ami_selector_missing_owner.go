@@ -21,7 +21,9 @@ var amiSelectorMissingOwner = &validators.Rule{
 	Summary:       "an `amiSelectorTerms` term has `name` but no `owner`",
 	Doc: "A name term without an owner searches the images of your own account and of Amazon, so an " +
 		"image in your account whose name happens to match a public EKS AMI pattern is picked silently " +
-		"(an old test image, a copied base image). The fix adds the owner: `amazon` for the EKS-optimized " +
+		"(an old test image, a copied base image). It denies when image facts show the term picking images " +
+		"of several owners, or an image named like the EKS-optimized AMIs that Amazon did not publish; " +
+		"otherwise the term works today and the finding is at most a warning. The fix adds the owner: `amazon` for the EKS-optimized " +
 		"name patterns, else amiOwners.defaultOwner from the configuration; with no default it is reported, " +
 		"never guessed. With image facts, the fix adds the one owner the term resolves to, and reports " +
 		"instead when the term resolves to images of several owners.",
@@ -41,7 +43,22 @@ var amiSelectorMissingOwner = &validators.Rule{
 				Message: msg,
 			}
 			owner, several := resolvedOwner(c, t)
+			// The term works as long as what it picks is the image meant: a deny needs image facts
+			// showing it picks images of several owners, or an image named like Amazon's EKS AMIs that
+			// Amazon did not publish. Otherwise it is a risk, not a failure: warn.
+			if len(several) == 0 && (owner == "" || owner == "amazon" || !isEKSOptimizedName(strings.TrimLeft(t.Name, "*?"))) {
+				f.AtMost = config.ActionWarn
+				if owner == "" && c.Facts.Known(c, facts.Images) != nil {
+					f.Message += " (without image facts, whether it picks a wrong image today is unknown)"
+				}
+			} else if len(several) == 0 {
+				f.Message += fmt.Sprintf("; today it picks images of %s, not Amazon's EKS-optimized ones", owner)
+			}
 			switch {
+			case len(several) == 0 && owner != "" && owner != "amazon" && isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")):
+				f.Fix = fmt.Sprintf("add owner: amazon for the EKS-optimized image the name stands for, or owner: %s if this account's copy is the one you mean (never guessed)", owner)
+				out = append(out, f)
+				continue
 			case len(several) > 0:
 				var choices []string
 				for _, img := range several {

@@ -22,6 +22,7 @@ func allRules() []*validators.Rule {
 		imdsV1Enabled,
 		ebsUnencrypted,
 		nodeclassV1beta1,
+		karpenterCRDInvalid,
 		// EC2NodeClass, with facts
 		nodeRoleNotAuthorized,
 		nodeRoleAccessEntryType,
@@ -49,6 +50,9 @@ func allRules() []*validators.Rule {
 		// aws-auth
 		awsAuthMalformed,
 		awsAuthRemovesNodeRole,
+		awsAuthEntryIgnored,
+		awsAuthGroupsMisread,
+		awsAuthKeyNotRead,
 		// exceptions
 		exceptionMissingReason,
 		exceptionUnknownRule,
