@@ -86,6 +86,7 @@ func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() b
 	c.unknown = [len(c.unknown)]factAnswer{}
 	clear(c.memos)
 	c.nodeClasses = nil
+	c.judged = objs
 	var res Result
 	for i, o := range objs {
 		if c.Progress != nil && i > 0 {

@@ -124,7 +124,14 @@ type Context struct {
 	memos map[memoKey]any
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
 	nodeClasses map[string]*objects.Object
+	// judged are the objects the running evaluation judges (see Judged).
+	judged []*objects.Object
 }
+
+// Judged returns the objects the running evaluation judges: those given to Catalog.Evaluate, which may
+// be fewer than Input (a review judges one object among the cluster's). A rule that works on all of them
+// at once, concurrently, starts from these.
+func (c *Context) Judged() []*objects.Object { return c.judged }
 
 // Catalog returns the catalog that evaluates c (nil until Catalog.Evaluate runs with it).
 func (c *Context) Catalog() *Catalog { return c.catalog }

@@ -90,15 +90,15 @@ type schemaVerdict struct {
 	err error
 }
 
-// schemaVerdicts are the verdicts on the Karpenter objects of an evaluation's input, reached
-// concurrently the first time the rule runs: validation is most of `check`'s time on a large input
-// (BENCHMARKS.md), and objects are independent.
+// schemaVerdicts are the verdicts on the Karpenter objects an evaluation judges, reached concurrently
+// the first time the rule runs: validation is most of `check`'s time on a large input (BENCHMARKS.md),
+// and objects are independent.
 var schemaVerdicts = &validators.Analysis[*crds.Set, map[*objects.Object]schemaVerdict]{Name: "schema verdicts of the input"}
 
 // schemaVerdictOf returns the verdict on o: from the input's, else validated alone.
 func schemaVerdictOf(c *validators.Context, set *crds.Set, o *objects.Object) schemaVerdict {
 	all := validators.Memo(c, schemaVerdicts, set, func() map[*objects.Object]schemaVerdict {
-		return validateAll(c, set, c.Input)
+		return validateAll(c, set, c.Judged())
 	})
 	if v, ok := all[o]; ok {
 		return v
@@ -110,10 +110,14 @@ func schemaVerdictOf(c *validators.Context, set *crds.Set, o *objects.Object) sc
 // processors.
 func validateAll(ctx context.Context, set *crds.Set, objs []*objects.Object) map[*objects.Object]schemaVerdict {
 	out := make(map[*objects.Object]schemaVerdict, len(objs))
+	workers := runtime.GOMAXPROCS(0)
+	if len(objs) < 4*workers {
+		return out // a few objects: each is validated when its turn comes, without goroutines
+	}
 	var mu sync.Mutex
 	work := make(chan *objects.Object)
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
