@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -34,6 +35,9 @@ type Error struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+	// notObject marks, inside this package, a document that is not a Kubernetes object: counted in
+	// Set.NotObjects, never reported.
+	notObject bool
 }
 
 func (e Error) Error() string {
@@ -55,11 +59,18 @@ type Set struct {
 	Errors  []Error
 	// Ignored counts well-formed objects of kinds the tool does not check.
 	Ignored int
+	// NotObjects counts documents that are not Kubernetes objects at all (no kind or metadata: a Helm Chart.yaml
+	// or values.yaml, a kustomization, configuration of other tools): a repository root holds them
+	// beside its manifests, so they are skipped, not errors.
+	NotObjects int
 	// OtherNodeClasses are the node classes of other Karpenter providers among the ignored objects
 	// (AKSNodeClass, …), each as the v1 reference that names it: group, kind and name. A NodePool
 	// whose nodeClassRef gives only a name (as Azure's v1beta1 pools do) may mean one of them, not an
 	// EC2NodeClass.
 	OtherNodeClasses []objects.NodeClassRef
+	// Charts are the Helm chart directories (a Chart.yaml in them) skipped while walking a directory:
+	// their templates are not YAML until Helm renders them.
+	Charts []string
 	// Sources holds the bytes of every file read, by path, for the fixer.
 	Sources map[string][]byte
 }
@@ -89,7 +100,8 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 			set.Add(Source{Path: "<stdin>", Data: data})
 			continue
 		}
-		files, err := expand(p)
+		files, charts, err := expand(p)
+		set.Charts = append(set.Charts, charts...)
 		if err != nil {
 			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
 			continue
@@ -155,22 +167,26 @@ func humanSize(n int64) string {
 }
 
 // expand lists the manifest files under a path: the path itself when it is a file, else every
-// .yaml/.yml/.json file below it (hidden directories skipped), in lexical order.
-func expand(path string) ([]string, error) {
+// .yaml/.yml/.json file below it (hidden directories and Helm charts skipped), in lexical order, and
+// the chart directories it skipped.
+func expand(path string) (files, charts []string, err error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+		return nil, nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
 	}
 	if !info.IsDir() {
-		return []string{path}, nil
+		return []string{path}, nil, nil
 	}
-	var files []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			if p != path && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err == nil {
+				charts = append(charts, p)
 				return filepath.SkipDir
 			}
 			return nil
@@ -182,13 +198,13 @@ func expand(path string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
+		return nil, charts, fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
 	}
 	sort.Strings(files)
-	if len(files) == 0 {
-		return nil, errors.New("directory holds no .yaml, .yml or .json file")
+	if len(files) == 0 && len(charts) == 0 {
+		return nil, nil, errors.New("directory holds no .yaml, .yml or .json file")
 	}
-	return files, nil
+	return files, charts, nil
 }
 
 // Add parses one source into the set.
@@ -197,9 +213,10 @@ func (s *Set) Add(src Source) {
 		s.Sources = map[string][]byte{}
 	}
 	s.Sources[src.Path] = src.Data
-	objs, ignored, others, errs := parse(src.Path, src.Data)
+	objs, ignored, notObjects, others, errs := parse(src.Path, src.Data)
 	s.Objects = append(s.Objects, objs...)
 	s.Ignored += ignored
+	s.NotObjects += notObjects
 	s.OtherNodeClasses = append(s.OtherNodeClasses, others...)
 	s.Errors = append(s.Errors, errs...)
 }
@@ -207,12 +224,26 @@ func (s *Set) Add(src Source) {
 // Parse decodes every document of one file. It returns the recognised objects, the number of
 // well-formed objects of other kinds, and one error per document that could not be read.
 func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
-	objs, ignored, _, errs := parse(file, data)
+	objs, ignored, _, _, errs := parse(file, data)
 	return objs, ignored, errs
 }
 
-// parse is Parse that also returns the other providers' node classes among the ignored objects.
-func parse(file string, data []byte) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
+// parse is Parse that also returns how many documents are not Kubernetes objects at all (skipped,
+// see looksLikeObject) and the other providers' node classes among the ignored objects.
+func parse(file string, data []byte) (objs []*objects.Object, ignored, notObjects int, others []objects.NodeClassRef, errs []Error) {
+	objs, ignored, others, errs = parseDocuments(file, data)
+	errs = slices.DeleteFunc(errs, func(e Error) bool {
+		if e.notObject {
+			notObjects++
+		}
+		return e.notObject
+	})
+	return objs, ignored, notObjects, others, errs
+}
+
+// parseDocuments decodes every document of one file; documents that are not Kubernetes objects come
+// back as errors marked notObject, which parse counts instead.
+func parseDocuments(file string, data []byte) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
 	if line, bad := binaryLine(data); bad {
 		return nil, 0, nil, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
 	}
@@ -240,6 +271,11 @@ func parse(file string, data []byte) ([]*objects.Object, int, []objects.NodeClas
 		}
 		found = true
 		yamlpos.FileLines(d.Data, &root)
+		if !looksLikeObject(root.Content[0]) {
+			// Not a manifest (a List's items are, so only whole documents are skipped).
+			errs = append(errs, Error{File: file, Line: d.StartLine, Message: "not a Kubernetes object (no kind or metadata): skipped", notObject: true})
+			continue
+		}
 		o, ig, oc, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
 		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
 		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
@@ -311,6 +347,30 @@ func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]b
 		return nil, 1, nil, nil
 	}
 	return []*objects.Object{d.Object}, 0, nil, nil
+}
+
+// looksLikeObject reports whether a document claims to be a Kubernetes object: a mapping with a kind or
+// a metadata key. Documents with neither (Helm values, a Chart.yaml, whose apiVersion is Helm's, a
+// kustomization, other tools' configuration) are not manifests; a kind without an apiVersion, or
+// metadata without a kind, is a broken manifest.
+func looksLikeObject(n *yaml.Node) bool {
+	n = resolveAlias(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k == "kind" || k == "metadata" {
+			return true
+		}
+	}
+	return false
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
 }
 
 // otherNodeClass reports whether an ignored object is another Karpenter provider's node class: a

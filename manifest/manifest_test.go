@@ -140,9 +140,6 @@ func TestParseErrors(t *testing.T) {
 		{"binary json", "f.json", "{\"a\": \"\x00\"}", 1, []string{"binary data"}, nil},
 
 		// Documents that are not Kubernetes objects.
-		{"sequence document", "f.yaml", join(nodePool, "- a\n- b\n"), 14, []string{"not a Kubernetes object", "expected a mapping"}, []string{"NodePool pool@1"}},
-		{"scalar document", "f.yaml", join("just text\n", nodePool), 1, []string{"not a Kubernetes object", "expected a mapping"}, []string{"NodePool pool@3"}},
-		{"explicit null document", "f.yaml", join(nodePool, "null\n"), 14, []string{"not a Kubernetes object"}, []string{"NodePool pool@1"}},
 		{"missing apiVersion", "f.yaml", join(nodePool, "kind: Pod\nmetadata: {name: x}\n"), 14, []string{"apiVersion is missing"}, []string{"NodePool pool@1"}},
 		{"empty apiVersion", "f.yaml", join(nodePool, "apiVersion: ''\nkind: Pod\n"), 14, []string{"apiVersion is missing"}, []string{"NodePool pool@1"}},
 		{"apiVersion not a string", "f.yaml", "apiVersion: [v1]\nkind: Pod\n", 1, []string{"apiVersion is missing or not a string"}, nil},
@@ -226,7 +223,7 @@ func TestParseManyBrokenDocuments(t *testing.T) {
 	if got, want := strings.Join(refs(objs), ", "), "NodePool pool@3, EC2NodeClass nc@22"; got != want {
 		t.Errorf("objects = %s, want %s", got, want)
 	}
-	wantLines := []int{1, 16, 18, 20, 36, 39}
+	wantLines := []int{1, 16, 36, 39} // "apiVersion: v1" alone and "- x" are not objects: skipped
 	if len(errs) != len(wantLines) {
 		t.Fatalf("errors = %v, want %d", errs, len(wantLines))
 	}
@@ -585,8 +582,6 @@ func TestJSON(t *testing.T) {
 		// The line that lacks the comma.
 		{"missing comma", "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"Pod\"\n\t\"metadata\": {\"name\": \"x\"}\n}\n", 3, "did not find expected ',' or '}'"},
 		{"unclosed object", "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"Pod\",\n", 1, "invalid YAML"},
-		{"array", "[\n  {\"apiVersion\": \"v1\"}\n]\n", 1, "not a Kubernetes object"},
-		{"string", "\n\"hello\"\n", 2, "not a Kubernetes object"},
 		{"wrong type", "{\"apiVersion\": \"karpenter.k8s.aws/v1\", \"kind\": \"EC2NodeClass\",\n \"metadata\": {\"name\": \"x\"},\n \"spec\": {\"amiSelectorTerms\": \"al2023@latest\"}}\n", 3, "expected a list, found the string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -711,5 +706,34 @@ func TestErrorString(t *testing.T) {
 	}
 	if got := (Error{File: "dir", Message: "cannot read: x"}).Error(); got != "dir: cannot read: x" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestNotObjectsAreSkipped: documents that are not Kubernetes objects at all (no kind: Helm's
+// Chart.yaml and values, kustomizations), as a repository root holds beside its manifests, are counted
+// and skipped, never errors; a kind without an apiVersion is a broken manifest and stays an error.
+func TestNotObjectsAreSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, in            string
+		objects, notObjects, errs int
+	}{
+		{"Chart.yaml", "Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n", 0, 1, 0},
+		{"values.yaml", "values.yaml", "replicaCount: 2\nimage:\n  tag: v1\n", 0, 1, 0},
+		{"kustomization without kind", "kustomization.yaml", "resources:\n- nodepool.yaml\n", 0, 1, 0},
+		{"sequence document", "f.yaml", join(nodePool, "- a\n- b\n"), 1, 1, 0},
+		{"scalar document", "f.yaml", join("just text\n", nodePool), 1, 1, 0},
+		{"explicit null document", "f.yaml", join(nodePool, "null\n"), 1, 1, 0},
+		{"JSON array", "bad.json", "[\n  {\"apiVersion\": \"v1\"}\n]\n", 0, 1, 0},
+		{"JSON string", "bad.json", "\n\"hello\"\n", 0, 1, 0},
+		{"kind without apiVersion", "f.yaml", "kind: Pod\n", 0, 0, 1},
+		{"apiVersion without kind", "f.yaml", "apiVersion: v1\n", 0, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := &Set{}
+			set.Add(Source{Path: tc.file, Data: []byte(tc.in)})
+			if len(set.Objects) != tc.objects || set.NotObjects != tc.notObjects || len(set.Errors) != tc.errs {
+				t.Errorf("%d objects, %d not objects, errors %v; want %d, %d, %d", len(set.Objects), set.NotObjects, set.Errors, tc.objects, tc.notObjects, tc.errs)
+			}
+		})
 	}
 }

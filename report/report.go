@@ -32,6 +32,9 @@ type Summary struct {
 	Errors       int `json:"errors"`
 	// Ignored counts well-formed objects of other kinds in the input.
 	Ignored int `json:"ignored"`
+	// NotObjects counts documents that are not Kubernetes objects (Helm values, kustomizations, …),
+	// skipped.
+	NotObjects int `json:"notObjects"`
 	// Fixed counts findings fixed by --fix (0 without it).
 	Fixed int `json:"fixed"`
 }
@@ -55,6 +58,7 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		Skipped:      len(res.Skipped),
 		Errors:       len(set.Errors),
 		Ignored:      set.Ignored,
+		NotObjects:   set.NotObjects,
 	}
 	return r
 }

@@ -118,6 +118,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
 	set := reader.Read(ctx, o.files)
+	for _, c := range set.Charts {
+		fmt.Fprintf(stderr, "note: Helm chart %s skipped: its templates are YAML only once rendered (helm template %s | karpenter-guard check -f -)\n", c, c)
+	}
 	eval := func(s *manifest.Set) validators.Result {
 		res, _ := ev.evaluate(s)
 		return res

@@ -106,7 +106,7 @@ func TestJSONContract(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"errors"`
 		Summary struct {
-			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, Fixed int
+			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, NotObjects, Fixed int
 		} `json:"summary"`
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
