@@ -113,7 +113,9 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 		for _, g := range validators.GroupByCause(r.NotEvaluated) {
 			heading := "Not evaluated because " + g.Cause + ":"
 			if g.Cause == "no facts" {
-				heading = "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE):"
+				// The only place that says how to get facts: once per run, not once per object.
+				heading = "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE; " +
+					"karpenter-guard facts export writes one, and check --live asks AWS and the cluster directly):"
 			}
 			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(g.Rules, ", "))
 		}
@@ -152,8 +154,13 @@ func (r *Report) summaryLine() string {
 		wording.Plural(s.Skipped, "skipped", "skipped"),
 		wording.Plural(s.Errors, "input error", "input errors"))
 	line := fmt.Sprintf("%s checked", wording.Plural(s.Objects, "object", "objects"))
-	if s.Ignored > 0 {
+	switch {
+	case s.Ignored > 0 && s.NotObjects > 0:
+		line += fmt.Sprintf(" (%d of other kinds ignored; %s skipped)", s.Ignored, wording.Plural(s.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects"))
+	case s.Ignored > 0:
 		line += fmt.Sprintf(" (%d of other kinds ignored)", s.Ignored)
+	case s.NotObjects > 0:
+		line += fmt.Sprintf(" (%s skipped)", wording.Plural(s.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects"))
 	}
 	line += ": " + strings.Join(parts, ", ")
 	if s.Fixed > 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -240,8 +242,33 @@ func (v *verdict) wouldApply(f validators.Finding) bool {
 // annotationKey is a qualified-name key: "fixed.ami-selector-missing-owner".
 func annotationKey(kind, rule string) string { return kind + "." + rule }
 
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string { return wording.Clip(s, n, "") }
+// clip cuts s to at most n bytes, marking the cut with "…": after the last whole word that fits, so a
+// warning does not end mid-word, unless that would drop more than half the room (one overlong word, such
+// as an ARN), where it cuts on a rune boundary instead.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	c := wording.Clip(s, n, "")
+	body, ok := strings.CutSuffix(c, ellipsis)
+	if !ok || body == "" {
+		return c
+	}
+	// body is a prefix of s made valid UTF-8; the rune after it says whether the cut ends a word.
+	rest := strings.ToValidUTF8(s, "\uFFFD")[len(body):]
+	if r, _ := utf8.DecodeRuneInString(rest); !unicode.IsSpace(r) {
+		i := strings.LastIndexFunc(body, unicode.IsSpace)
+		if i < len(body)/2 {
+			return c
+		}
+		body = body[:i]
+	}
+	if word := strings.TrimRightFunc(body, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;:", r) }); word != "" {
+		return word + ellipsis
+	}
+	return c
+}
 
 // annotation clips an audit annotation's value to maxAnnotation, saying so: the audit log keeps every
 // review's annotations, and a user's text (a skip reason, a userData line) can be of any length.

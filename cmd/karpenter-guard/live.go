@@ -38,7 +38,7 @@ type liveOptions struct {
 const defaultDeadline = 30 * time.Second
 
 func (o *liveOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.clusterName, "cluster-name", "", "EKS cluster name (as in `aws eks list-clusters`)")
+	f.StringVar(&o.clusterName, "cluster-name", "", "EKS cluster name (aws eks list-clusters lists them)")
 	f.StringVar(&o.region, "region", "", "AWS region (default: AWS_REGION, the AWS profile, the kubeconfig's EKS endpoint, the instance metadata)")
 	f.StringVar(&o.endpointURL, "aws-endpoint-url", "", "base URL for every AWS API (a VPC endpoint or a test fake); AWS_ENDPOINT_URL_<SERVICE> also work")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster's aws-auth ConfigMap (default: KUBECONFIG, ~/.kube/config, in-cluster)")
