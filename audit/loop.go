@@ -50,6 +50,8 @@ type Loop struct {
 
 	trigger chan struct{}
 	once    sync.Once
+	// crds holds the Set of the cluster's Karpenter CRDs between audits (audits run one at a time).
+	crds clusterCRDs
 	// emitted holds the findings already sent as Events: object UID, rule and message.
 	emitted map[string]bool
 	events  *rate.Limiter
@@ -182,7 +184,7 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 		r = l.AWSAuth
 	}
 	objs.AWSAuth, objs.Problems = readAWSAuth(ctx, r, objs.Problems)
-	if set, err := ClusterCRDs(ctx, l.Client); err != nil {
+	if set, err := l.crds.get(ctx, l.Client); err != nil {
 		l.Log.V(1).Info("validating against the built-in Karpenter CRDs: cannot read the cluster's", "release", crds.Release, "error", err.Error())
 	} else {
 		objs.CRDs = set

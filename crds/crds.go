@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -392,7 +393,7 @@ func PathElements(path string) []any {
 				return append(out, path[i+1:])
 			}
 			inner := path[i+1 : i+end]
-			if n, err := parseIndex(inner); err == nil {
+			if n, err := strconv.Atoi(inner); err == nil && n >= 0 {
 				out = append(out, n)
 			} else {
 				out = append(out, inner)
@@ -408,18 +409,4 @@ func PathElements(path string) []any {
 		}
 	}
 	return out
-}
-
-func parseIndex(s string) (int, error) {
-	if s == "" {
-		return 0, errors.New("empty")
-	}
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, errors.New("not an index")
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, nil
 }

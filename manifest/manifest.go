@@ -354,23 +354,13 @@ func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]b
 // kustomization, other tools' configuration) are not manifests; a kind without an apiVersion, or
 // metadata without a kind, is a broken manifest.
 func looksLikeObject(n *yaml.Node) bool {
-	n = resolveAlias(n)
+	n = objects.Lookup(n) // through an alias
 	if n == nil || n.Kind != yaml.MappingNode {
 		return false
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i].Value; k == "kind" || k == "metadata" {
-			return true
-		}
-	}
-	return false
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
+	kind, _ := objects.MapEntry(n, "kind")
+	meta, _ := objects.MapEntry(n, "metadata")
+	return kind != nil || meta != nil
 }
 
 // otherNodeClass reports whether an ignored object is another Karpenter provider's node class: a

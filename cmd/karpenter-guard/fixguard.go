@@ -30,10 +30,16 @@ type regression struct {
 // --fix never writes what Karpenter's CRDs refuse. It returns the outcome, the objects left out and
 // why, and an error when it cannot settle (then nothing may be written).
 func fixAccepted(set *manifest.Set, eval fix.Evaluator) (fix.Outcome, []regression, error) {
+	had := map[string]bool{} // what the API server refuses in the input already
+	for _, f := range eval(set).Findings {
+		if f.Rule == karpenterCRDInvalid {
+			had[schemaKey(f)] = true
+		}
+	}
 	left := map[string]regression{}
 	for range maxFixAttempts {
 		outcome := fix.Apply(set, withoutFixesOf(eval, left))
-		found := schemaRegressions(set, outcome.Files, eval)
+		found := schemaRegressions(set, outcome.Files, eval, had)
 		if len(found) == 0 {
 			return outcome, slices.Collect(maps.Values(left)), nil
 		}
@@ -73,18 +79,14 @@ func withoutFixesOf(eval fix.Evaluator, left map[string]regression) fix.Evaluato
 	}
 }
 
+// schemaKey identifies a karpenter-crd-invalid finding across re-reads: its object and message.
+func schemaKey(f validators.Finding) string { return objectKey(f.Object) + "\x00" + f.Message }
+
 // schemaRegressions returns, by object, what the API server would refuse in the fixed files that it
-// would not refuse in the input (karpenter-crd-invalid findings).
-func schemaRegressions(set *manifest.Set, fixed map[string][]byte, eval fix.Evaluator) map[string]regression {
+// does not refuse in the input (had: the input's karpenter-crd-invalid findings, by schemaKey).
+func schemaRegressions(set *manifest.Set, fixed map[string][]byte, eval fix.Evaluator, had map[string]bool) map[string]regression {
 	if len(fixed) == 0 {
 		return nil
-	}
-	key := func(f validators.Finding) string { return objectKey(f.Object) + "\x00" + f.Message }
-	had := map[string]bool{}
-	for _, f := range eval(set).Findings {
-		if f.Rule == karpenterCRDInvalid {
-			had[key(f)] = true
-		}
 	}
 	after := &manifest.Set{Sources: map[string][]byte{}}
 	for _, p := range slices.Sorted(maps.Keys(set.Sources)) {
@@ -96,7 +98,7 @@ func schemaRegressions(set *manifest.Set, fixed map[string][]byte, eval fix.Eval
 	}
 	out := map[string]regression{}
 	for _, f := range eval(after).Findings {
-		if f.Rule == karpenterCRDInvalid && !had[key(f)] {
+		if f.Rule == karpenterCRDInvalid && !had[schemaKey(f)] {
 			if _, seen := out[objectKey(f.Object)]; !seen {
 				out[objectKey(f.Object)] = regression{object: fmt.Sprintf("%s:%d: %s %q", f.Object.File, f.Object.Line, f.Object.Kind, f.Object.Name), message: f.Message}
 			}

@@ -33,8 +33,10 @@ var amiSelectorMissingOwner = &validators.Rule{
 			if t.Name == "" || t.Owner != "" || o.Fields.Has("spec", "amiSelectorTerms", i, "owner") {
 				continue
 			}
+			// A leading wildcard hides the EKS image name from the prefix test, not from this one.
+			namesEKSImage := isEKSOptimizedName(strings.TrimLeft(t.Name, "*?"))
 			msg := fmt.Sprintf("AMI term selects by name %q with no owner, so images in this account named alike are picked too", t.Name)
-			if !isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")) {
+			if !namesEKSImage {
 				msg = fmt.Sprintf("AMI term selects by name %q with no owner, so EC2 searches this account and Amazon's public images and picks any image named alike in either", t.Name)
 			}
 			f := validators.Finding{
@@ -46,7 +48,7 @@ var amiSelectorMissingOwner = &validators.Rule{
 			// The term works as long as what it picks is the image meant: a deny needs image facts
 			// showing it picks images of several owners, or an image named like Amazon's EKS AMIs that
 			// Amazon did not publish. Otherwise it is a risk, not a failure: warn.
-			if len(several) == 0 && (owner == "" || owner == "amazon" || !isEKSOptimizedName(strings.TrimLeft(t.Name, "*?"))) {
+			if len(several) == 0 && (owner == "" || owner == "amazon" || !namesEKSImage) {
 				f.AtMost = config.ActionWarn
 				if owner == "" && c.Facts.Known(c, facts.Images) != nil {
 					f.Message += " (without image facts, whether it picks a wrong image today is unknown)"
@@ -55,7 +57,7 @@ var amiSelectorMissingOwner = &validators.Rule{
 				f.Message += fmt.Sprintf("; today it picks images of %s, not Amazon's EKS-optimized ones", owner)
 			}
 			switch {
-			case len(several) == 0 && owner != "" && owner != "amazon" && isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")):
+			case len(several) == 0 && owner != "" && owner != "amazon" && namesEKSImage:
 				f.Fix = fmt.Sprintf("add owner: amazon for the EKS-optimized image the name stands for, or owner: %s if this account's copy is the one you mean (never guessed)", owner)
 				out = append(out, f)
 				continue
@@ -73,7 +75,7 @@ var amiSelectorMissingOwner = &validators.Rule{
 			case owner != "":
 			case isEKSOptimizedName(t.Name):
 				owner = "amazon"
-			case isEKSOptimizedName(strings.TrimLeft(t.Name, "*?")):
+			case namesEKSImage:
 				// A leading wildcard hides the EKS image name from the prefix test, and may be meant to
 				// match an account's copies too: suggest amazon (self would select no EKS image), but
 				// never add it unasked.

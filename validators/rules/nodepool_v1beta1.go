@@ -54,11 +54,7 @@ var nodepoolV1beta1 = &validators.Rule{
 				// WhenUnderutilized sets 0s, which keeps v1beta1's behaviour (consolidate at once).
 				f.Message += ", and v1 requires consolidateAfter with it (Karpenter's conversion sets 0s: consolidate as soon as a node is underutilized, as v1beta1 did)"
 				f.Fix += ", consolidateAfter: 0s"
-				edit := validators.Edit{Object: o, Path: []any{"spec", "disruption"}, Op: validators.EditAdd, Key: "consolidateAfter", Value: validators.Scalar("0s")}
-				if o.Fields.Has("spec", "disruption", "consolidateAfter") {
-					edit.Op = validators.EditSet // consolidateAfter: null
-				}
-				f.Edits = append(f.Edits, edit)
+				f.Edits = append(f.Edits, consolidateAfterZero(o))
 			}
 			out = append(out, f)
 		}
@@ -166,17 +162,23 @@ func defaultedPolicyNeedsConsolidateAfter(o *objects.Object) (validators.Finding
 	if o.Version() != "v1beta1" || d == nil || d.ConsolidationPolicy != "" || o.Fields.Value("spec", "disruption", "consolidateAfter") != nil {
 		return validators.Finding{}, false
 	}
-	edit := validators.Edit{Object: o, Path: []any{"spec", "disruption"}, Op: validators.EditAdd, Key: "consolidateAfter", Value: validators.Scalar("0s")}
-	if o.Fields.Has("spec", "disruption", "consolidateAfter") {
-		edit.Op = validators.EditSet // consolidateAfter: null
-	}
 	return validators.Finding{
 		Field:   "spec.disruption",
 		Line:    o.Fields.Line("spec", "disruption"),
 		Message: "v1 requires consolidateAfter in a disruption block; this one has none and relied on v1beta1's default policy, WhenUnderutilized, which consolidated at once (Karpenter's conversion sets 0s)",
 		Fix:     "consolidateAfter: 0s (v1's default policy, WhenEmptyOrUnderutilized, keeps the behaviour)",
-		Edits:   []validators.Edit{edit},
+		Edits:   []validators.Edit{consolidateAfterZero(o)},
 	}, true
+}
+
+// consolidateAfterZero is the edit that sets spec.disruption.consolidateAfter to 0s, as Karpenter's
+// conversion does: added, or set where it is written as null.
+func consolidateAfterZero(o *objects.Object) validators.Edit {
+	edit := validators.Edit{Object: o, Path: []any{"spec", "disruption"}, Op: validators.EditAdd, Key: "consolidateAfter", Value: validators.Scalar("0s")}
+	if o.Fields.Has("spec", "disruption", "consolidateAfter") {
+		edit.Op = validators.EditSet // consolidateAfter: null
+	}
+	return edit
 }
 
 // moveExpireAfter reports spec.disruption.expireAfter with the edits that move it to
