@@ -93,3 +93,18 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestKarpenterCRDsFlag: --karpenter-crds validates against the CRDs of a directory, and a directory
+// without any is refused with what is wrong, before any file is checked.
+func TestKarpenterCRDsFlag(t *testing.T) {
+	inRepoRoot(t)
+	code, out, stderr := cli(t, "", "check", "-f", "examples/production", "--karpenter-crds", "crds/karpenter")
+	if code != 0 || strings.Contains(out, "karpenter-crd-invalid") {
+		t.Errorf("against the built-in release's CRDs given as a directory: exit %d\n%s%s", code, out, stderr)
+	}
+	empty := t.TempDir()
+	code, _, stderr = cli(t, "", "check", "-f", "examples/production", "--karpenter-crds", empty)
+	if code != 2 || !strings.Contains(stderr, "--karpenter-crds: read CRDs from "+empty+": no CustomResourceDefinition found") {
+		t.Errorf("a directory without CRDs: exit %d\n%s", code, stderr)
+	}
+}
