@@ -512,6 +512,21 @@ func modeOf(config string) string {
 // returns the documents by "Kind/name".
 func deployment(t testing.TB, mode string, extra ...string) map[string]string {
 	t.Helper()
+	var components []string
+	if mode != "dry-run" {
+		components = append(components, filepath.Join("components", "mode-"+mode))
+	}
+	for _, c := range extra {
+		components = append(components, filepath.Join("components", c))
+	}
+	return kustomize(t, "base", components...)
+}
+
+// kustomize renders a kustomization of resource (a directory of manifests/: base, overlays/self-managed)
+// with the components named (directories of manifests/, applied in order), and returns the documents
+// by "Kind/name".
+func kustomize(t testing.TB, resource string, components ...string) map[string]string {
+	t.Helper()
 	dir := t.TempDir()
 	manifests, err := filepath.Abs("../manifests")
 	if err != nil {
@@ -522,16 +537,13 @@ func deployment(t testing.TB, mode string, extra ...string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + filepath.Join(rel, "base") + "]\n"
-	var components []string
-	if mode != "dry-run" {
-		components = append(components, filepath.Join(rel, "components", "mode-"+mode))
-	}
-	for _, c := range extra {
-		components = append(components, filepath.Join(rel, "components", c))
-	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [" + filepath.Join(rel, resource) + "]\n"
 	if len(components) > 0 {
-		k += "components: [" + strings.Join(components, ", ") + "]\n"
+		paths := make([]string, len(components))
+		for i, c := range components {
+			paths[i] = filepath.Join(rel, c)
+		}
+		k += "components: [" + strings.Join(paths, ", ") + "]\n"
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
