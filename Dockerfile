@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # karpenter-guard: a static binary on distroless, running as the nonroot user (65532).
 #   docker build --build-arg VERSION=$(git describe --tags --always) --build-arg COMMIT=$(git rev-parse HEAD) -t karpenter-guard .
+# Releases build their image from GoReleaser's binaries instead: Dockerfile.goreleaser, kept in step.
 FROM golang:1.26 AS build
 WORKDIR /src
 ENV GOTOOLCHAIN=local CGO_ENABLED=0
