@@ -7,15 +7,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 include e2e/tools/tools.mk
+include hack/release.mk
 
-.PHONY: all build test unit lint e2e bench-e2e bench-overhead bench loadgen report-crds karpenter-crds fuzz readme clean
+.PHONY: all build test unit lint chart e2e bench-e2e bench-overhead bench loadgen report-crds karpenter-crds fuzz readme clean
 
 all: build
 
 build: ## the CLI binary in bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/karpenter-guard ./cmd/karpenter-guard
 
-test: lint unit e2e ## every test the project has (CI runs exactly this)
+test: lint unit release-check e2e ## every test the project has (CI runs exactly this)
 
 unit: ## unit, golden, CLI and fuzz-seed tests
 	$(GO) test -count=1 ./...
@@ -26,7 +27,10 @@ lint: ## go vet plus a gofmt check
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, the Karpenter CRDs and karpenter-guard serve (built and cached by e2e-deps)
+chart: $(HELM) ## helm lint --strict of charts/karpenter-guard with each values file of its ci/ (make e2e also renders, compares with manifests/ and installs it)
+	@set -e; for f in charts/karpenter-guard/ci/*-values.yaml; do $(HELM) lint --strict charts/karpenter-guard -f $$f; done
+
+e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, helm, the Karpenter CRDs and karpenter-guard serve (built and cached by e2e-deps)
 	$(GO) test -count=1 -tags e2e -timeout 20m ./e2e/
 
 bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server, for BENCHMARKS.md
@@ -42,12 +46,13 @@ loadgen: ## the webhook under load (p50, p99, throughput against a bare handler)
 	GOGC=400 $(GO) run ./hack/loadgen -duration 10s -rounds 5 -warmup 2s -concurrency 1,16,64 # GOGC as manifests/base sets it
 
 KYVERNO_VERSION := v1.19.1
-report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's module into manifests/crds
+report-crds: ## copy the wgpolicyk8s.io/v1alpha2 report CRDs from Kyverno's module into manifests/crds and the chart
 	@dir=$$($(GO) mod download -json github.com/kyverno/kyverno@$(KYVERNO_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$$/\1/p'); \
 	for f in wgpolicyk8s.io_policyreports.yaml wgpolicyk8s.io_clusterpolicyreports.yaml; do \
 	  { echo "# wgpolicyk8s.io/v1alpha2 CRD, copied unchanged from github.com/kyverno/kyverno@$(KYVERNO_VERSION) config/crds/policyreport/$$f"; \
 	    echo "# (the Policy Report API of the Kubernetes Policy WG; \`make report-crds\` copies it again)."; \
-	    cat "$$dir/config/crds/policyreport/$$f"; } > manifests/crds/$$f; done
+	    cat "$$dir/config/crds/policyreport/$$f"; } > manifests/crds/$$f; \
+	  cp manifests/crds/$$f charts/karpenter-guard/files/$$f; done
 
 # The NodePool and EC2NodeClass CRDs `check` validates against (crds/karpenter), from the Karpenter
 # release the e2e suite runs (E2E_KARPENTER_VERSION in e2e/tools/tools.mk); the e2e suite checks that
@@ -65,6 +70,7 @@ FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 5s
 # Every fuzz target, as package:Function.
 FUZZ_TARGETS := manifest:FuzzParse \
+	manifest:FuzzParseIgnore \
 	userdata:FuzzParse \
 	userdata:FuzzRegisters \
 	awsauth:FuzzParse \
@@ -85,4 +91,4 @@ readme: ## regenerate the README rule table and the golden files from the catalo
 	$(GO) test ./... -run 'TestReadme|Golden' -update
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

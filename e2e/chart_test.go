@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,17 +40,7 @@ func helm(t testing.TB, args ...string) result {
 	cmd := exec.Command(bin, append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("helm %v: %v", args, err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
+	return runTool(t, cmd, "helm", args)
 }
 
 // helmT runs helm and fails the test on a non-zero exit.

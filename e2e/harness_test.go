@@ -686,6 +686,13 @@ func (c *cluster) kubectlAs(t testing.TB, kubeconfig, stdin string, args ...stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Getenv("KUBECTL"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runTool(t, cmd, "kubectl", args)
+}
+
+// runTool runs a command line tool (kubectl, helm) and returns its exit code and output; a tool that
+// cannot be started at all fails the test.
+func runTool(t testing.TB, cmd *exec.Cmd, name string, args []string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -694,7 +701,7 @@ func (c *cluster) kubectlAs(t testing.TB, kubeconfig, stdin string, args ...stri
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("kubectl %v: %v", args, err)
+		t.Fatalf("%s %v: %v", name, args, err)
 	}
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }

@@ -71,8 +71,26 @@ type Set struct {
 	// Charts are the Helm chart directories (a Chart.yaml in them) skipped while walking a directory:
 	// their templates are not YAML until Helm renders them.
 	Charts []string
+	// Excluded are the paths under a walked directory left out by --exclude or an ignore file
+	// (IgnoreFile), files and directories (a directory counts once: it is not walked).
+	Excluded []string
+	// FactsHomes are the ClusterFacts snapshots read from FactsHome directories, in the order read.
+	FactsHomes []string
 	// Sources holds the bytes of every file read, by path, for the fixer.
 	Sources map[string][]byte
+
+	// scopes holds, for the objects kustomize rendered, the kustomization file built: see ScopeFile.
+	scopes map[*objects.Object]string
+}
+
+// ScopeFile returns the file whose directory decides which ClusterFacts describe the cluster an object
+// goes to: the file it was read from, or for an object rendered by kustomize (AddKustomization), the
+// kustomization built, since an overlay, not the base it takes the object from, names the cluster.
+func (s *Set) ScopeFile(o *objects.Object) string {
+	if f, ok := s.scopes[o]; ok {
+		return f
+	}
+	return o.File
 }
 
 // Reader reads manifests.
@@ -81,6 +99,13 @@ type Reader struct {
 	MaxFileSize int64
 	// Stdin is read for the path "-".
 	Stdin io.Reader
+	// Exclude are globs of paths not to read under a walked directory, matched against the path
+	// relative to the directory given and against the base name (see Ignore for the syntax).
+	Exclude []string
+	// FactsHome makes the reader look for a ClusterFacts snapshot at FactsHome/cluster-facts.yaml in
+	// every directory it walks and, for each path given, in its directory's ancestors up to the
+	// repository root (the first directory holding .git): see FindFactsHomes.
+	FactsHome bool
 }
 
 // Read reads every path (file, directory walked recursively for .yaml/.yml/.json, or "-").
@@ -100,22 +125,56 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 			set.Add(Source{Path: "<stdin>", Data: data})
 			continue
 		}
-		files, charts, err := expand(p)
-		set.Charts = append(set.Charts, charts...)
+		w := walk{exclude: r.Exclude, factsHome: r.FactsHome}
+		err := w.expand(p)
+		set.Charts = append(set.Charts, w.charts...)
+		set.Excluded = append(set.Excluded, w.excluded...)
+		set.Errors = append(set.Errors, w.errs...)
 		if err != nil {
 			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
 			continue
 		}
+		files := w.files
+		if r.FactsHome {
+			files = append(files, w.homes...)
+			files = append(files, ancestorFactsHomes(p)...)
+		}
 		for _, f := range files {
+			home := filepath.Base(filepath.Dir(f)) == FactsHome
+			if home && slices.Contains(set.FactsHomes, f) {
+				continue // found again from another path given
+			}
 			data, err := r.readFile(f)
 			if err != nil {
 				set.Errors = append(set.Errors, Error{File: f, Message: err.Error()})
+				continue
+			}
+			if home {
+				set.FactsHomes = append(set.FactsHomes, f)
+				set.addFactsHome(Source{Path: f, Data: data})
 				continue
 			}
 			set.Add(Source{Path: f, Data: data})
 		}
 	}
 	return set
+}
+
+// addFactsHome parses a FactsHome snapshot into the set: its ClusterFacts document, and an error for
+// any other object, which belongs beside the manifests, not in the hidden directory no tool applies.
+func (s *Set) addFactsHome(src Source) {
+	before := len(s.Objects)
+	s.Add(src)
+	kept := s.Objects[:before]
+	for _, o := range s.Objects[before:] {
+		if o.Kind == objects.KindClusterFacts {
+			kept = append(kept, o)
+			continue
+		}
+		s.Errors = append(s.Errors, Error{File: src.Path, Line: o.Ref().Line,
+			Message: fmt.Sprintf("%s in %s: only a ClusterFacts snapshot belongs there; move the object beside the manifests", o.Ref(), FactsHome)})
+	}
+	s.Objects = kept
 }
 
 func (r Reader) max() int64 {
@@ -166,45 +225,111 @@ func humanSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// walk lists the manifest files under a path given to the reader.
+type walk struct {
+	exclude   []string
+	factsHome bool
+
+	// files are the manifest files found, in lexical order.
+	files []string
+	// charts are the Helm chart directories skipped.
+	charts []string
+	// excluded are the paths left out by exclude or the ignore file.
+	excluded []string
+	// homes are the facts snapshots found in the walked directories (factsHome).
+	homes []string
+	// errs are the ignore file's errors.
+	errs []Error
+}
+
 // expand lists the manifest files under a path: the path itself when it is a file, else every
-// .yaml/.yml/.json file below it (hidden directories and Helm charts skipped), in lexical order, and
-// the chart directories it skipped.
-func expand(path string) (files, charts []string, err error) {
-	info, err := os.Stat(path)
+// .yaml/.yml/.json file below it (hidden directories, Helm charts and the paths excluded by --exclude or
+// the directory's ignore file skipped), in lexical order, and the chart directories it skipped. A file
+// given by name is read even when a glob matches it.
+func (w *walk) expand(root string) error {
+	info, err := os.Stat(root)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+		return fmt.Errorf("cannot read: %w", unwrapPath(err))
 	}
 	if !info.IsDir() {
-		return []string{path}, nil, nil
+		w.files = []string{root}
+		return nil
 	}
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+	var ignore *Ignore
+	ignorePath := filepath.Join(root, IgnoreFile)
+	if data, err := os.ReadFile(ignorePath); err == nil {
+		ignore, w.errs = ParseIgnore(ignorePath, data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		w.errs = append(w.errs, Error{File: ignorePath, Message: "cannot read: " + unwrapPath(err).Error()})
+	}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			if p != path && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err == nil {
-				charts = append(charts, p)
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if p != root && w.excludes(ignore, root, p, d.IsDir()) {
+			w.excluded = append(w.excluded, p)
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		switch strings.ToLower(filepath.Ext(p)) {
-		case ".yaml", ".yml", ".json":
-			files = append(files, p)
+		if d.IsDir() {
+			if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err == nil {
+				w.charts = append(w.charts, p)
+				return filepath.SkipDir
+			}
+			if w.factsHome {
+				home := filepath.Join(p, FactsHome, FactsHomeFile)
+				if info, err := os.Stat(home); err == nil && info.Mode().IsRegular() {
+					w.homes = append(w.homes, home)
+				}
+			}
+			return nil
+		}
+		if isManifestName(p) {
+			w.files = append(w.files, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, charts, fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
+		return fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
 	}
-	sort.Strings(files)
-	if len(files) == 0 && len(charts) == 0 {
-		return nil, nil, errors.New("directory holds no .yaml, .yml or .json file")
+	sort.Strings(w.files)
+	if len(w.files) == 0 && len(w.charts) == 0 && len(w.homes) == 0 && len(w.excluded) == 0 {
+		return errors.New("directory holds no .yaml, .yml or .json file")
 	}
-	return files, charts, nil
+	return nil
+}
+
+// excludes reports whether the walk leaves out path p under root: a directory, or a manifest file,
+// that a --exclude glob or the ignore file matches. Other files are not read anyway, so they are not
+// counted.
+func (w *walk) excludes(ignore *Ignore, root, p string, dir bool) bool {
+	if !dir && !isManifestName(p) {
+		return false
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, g := range w.exclude {
+		if matchExclude(g, rel) {
+			return true
+		}
+	}
+	return ignore.Excluded(rel, dir)
+}
+
+func isManifestName(p string) bool {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 // Add parses one source into the set.

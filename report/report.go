@@ -1,12 +1,22 @@
-// Package report renders the outcome of a check or audit as text for people, JSON for tools and SARIF
-// for code scanning. The JSON shape is a public contract: add fields, never rename them.
+// Package report renders the outcome of a check or audit as text for people, JSON for tools, SARIF
+// for code scanning, JUnit XML for CI test reports (GitLab, Jenkins), GitHub workflow commands for
+// annotations and Markdown for job summaries. The JSON shape is a public contract: add fields, never
+// rename them.
 package report
 
 import (
+	"fmt"
+
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
+
+// SchemaVersion names the shape of the JSON report, written as its "schemaVersion". Fields are only
+// ever added under one version; a change that renames, retypes or removes a field would bring a new
+// version, so a consumer can refuse a shape it does not know instead of misreading it.
+const SchemaVersion = "karpenter-guard.io/report/v1"
 
 // Report is everything one run found.
 type Report struct {
@@ -18,6 +28,9 @@ type Report struct {
 	// because AWS throttled (live facts only).
 	Notes   []string `json:"notes,omitempty"`
 	Summary Summary  `json:"summary"`
+	// Objects are the objects evaluated, for the formats that list what passed too (JUnit: a CI test
+	// report with nothing in it reads as a broken job, not a clean one).
+	Objects []objects.Ref `json:"-"`
 }
 
 // Summary counts what the run found.
@@ -35,6 +48,9 @@ type Summary struct {
 	// NotObjects counts documents that are not Kubernetes objects (Helm values, kustomizations, …),
 	// skipped.
 	NotObjects int `json:"notObjects"`
+	// Excluded counts the paths --exclude or a .karpenter-guard-ignore file left out of the directories
+	// walked (a directory once).
+	Excluded int `json:"excluded"`
 	// Fixed counts findings fixed by --fix (0 without it).
 	Fixed int `json:"fixed"`
 }
@@ -48,6 +64,9 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		Errors:       nonNil(set.Errors),
 		Notes:        res.Notes,
 	}
+	for _, o := range set.Objects {
+		r.Objects = append(r.Objects, o.Ref())
+	}
 	counts := res.Counts()
 	r.Summary = Summary{
 		Objects:      res.Objects,
@@ -59,6 +78,7 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		Errors:       len(set.Errors),
 		Ignored:      set.Ignored,
 		NotObjects:   set.NotObjects,
+		Excluded:     len(set.Excluded),
 	}
 	return r
 }
@@ -77,13 +97,54 @@ const (
 	ExitFailed = 2
 )
 
-// ExitCode is 2 when the run had input errors, 1 when a finding denies, else 0.
+// FailOn is the least severe finding that makes a run exit 1 (--fail-on).
+type FailOn string
+
+// The --fail-on values.
+const (
+	// FailOnDeny exits 1 on a deny finding: what the webhook would refuse.
+	FailOnDeny FailOn = "deny"
+	// FailOnWarn exits 1 on a deny or a warn finding. Findings of rules set to audit never fail a
+	// run: that action means "record, do not act" everywhere.
+	FailOnWarn FailOn = "warn"
+	// FailOnNever exits 0 whatever the findings; input errors still exit 2.
+	FailOnNever FailOn = "never"
+)
+
+// ParseFailOn parses a --fail-on value.
+func ParseFailOn(s string) (FailOn, error) {
+	switch f := FailOn(s); f {
+	case FailOnDeny, FailOnWarn, FailOnNever:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown --fail-on %q: expected deny, warn or never", s)
+}
+
+// Fails reports whether a finding of action a fails a run under f.
+func (f FailOn) Fails(a config.Action) bool {
+	switch f {
+	case FailOnNever:
+		return false
+	case FailOnWarn:
+		return a == config.ActionDeny || a == config.ActionWarn
+	}
+	return a == config.ActionDeny
+}
+
+// ExitCode is ExitCodeFor(FailOnDeny).
 func (r *Report) ExitCode() int {
-	switch {
-	case len(r.Errors) > 0:
+	return r.ExitCodeFor(FailOnDeny)
+}
+
+// ExitCodeFor is 2 when the run had input errors, 1 when a finding fails the run under f, else 0.
+func (r *Report) ExitCodeFor(f FailOn) int {
+	if len(r.Errors) > 0 {
 		return ExitFailed
-	case r.Summary.Deny > 0:
-		return ExitDenied
+	}
+	for _, fd := range r.Findings {
+		if f.Fails(fd.Action) {
+			return ExitDenied
+		}
 	}
 	return ExitOK
 }

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -14,7 +16,9 @@ import (
 const InformationURI = "https://github.com/karpenter-guard/karpenter-guard"
 
 // WriteSARIF writes the report as SARIF 2.1.0: rule metadata from the catalog, one result per finding
-// at its file and line, input errors as tool execution notifications.
+// at the file and line of its field, and tool execution notifications for input errors (level error)
+// and for checks not evaluated (level note, associated with the rule, the reason as the message):
+// a code scanning view then shows what was not checked instead of reading silence as a pass.
 func (r *Report) WriteSARIF(w io.Writer, cat *validators.Catalog, version string) error {
 	run := sarif.NewRunWithInformationURI("karpenter-guard", InformationURI)
 	run.Tool.Driver.WithVersion(version)
@@ -57,10 +61,42 @@ func (r *Report) WriteSARIF(w io.Writer, cat *validators.Catalog, version string
 		}
 		inv.AddToolExecutionNotification(n)
 	}
+	index := map[string]int{}
+	for i, rule := range cat.Rules() {
+		index[rule.ID] = i
+	}
+	for _, ne := range r.NotEvaluated {
+		ref := sarif.NewReportingDescriptorReference().WithID(ne.Rule)
+		if i, ok := index[ne.Rule]; ok {
+			ref.WithIndex(i)
+		}
+		n := sarif.NewNotification().
+			WithLevel(sarif.LevelNote).
+			WithAssociatedRule(ref).
+			WithMessage(sarif.NewTextMessage(fmt.Sprintf("%s not evaluated on %s: %s", ne.Rule, ne.Object, ne.Reason)))
+		if loc := objectLocation(ne.Object); loc != nil {
+			n.WithLocations([]*sarif.Location{loc})
+		}
+		inv.AddToolExecutionNotification(n)
+	}
 	run.AddInvocation(inv)
 	rep := sarif.NewReport()
 	rep.AddRun(run)
 	return rep.PrettyWrite(w)
+}
+
+// objectLocation is where an object starts in its file, nil for an object read from a cluster or
+// standard input (no file a viewer could open).
+func objectLocation(ref objects.Ref) *sarif.Location {
+	if ref.File == "" || ref.File == "<stdin>" {
+		return nil
+	}
+	line := max(ref.Line, 1)
+	return sarif.NewLocationWithPhysicalLocation(
+		sarif.NewPhysicalLocation().
+			WithArtifactLocation(sarif.NewSimpleArtifactLocation(filepath.ToSlash(ref.File))).
+			WithRegion(sarif.NewSimpleRegion(line, line)),
+	)
 }
 
 func level(a config.Action) string {

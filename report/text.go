@@ -154,13 +154,18 @@ func (r *Report) summaryLine() string {
 		wording.Plural(s.Skipped, "skipped", "skipped"),
 		wording.Plural(s.Errors, "input error", "input errors"))
 	line := fmt.Sprintf("%s checked", wording.Plural(s.Objects, "object", "objects"))
-	switch {
-	case s.Ignored > 0 && s.NotObjects > 0:
-		line += fmt.Sprintf(" (%d of other kinds ignored; %s skipped)", s.Ignored, wording.Plural(s.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects"))
-	case s.Ignored > 0:
-		line += fmt.Sprintf(" (%d of other kinds ignored)", s.Ignored)
-	case s.NotObjects > 0:
-		line += fmt.Sprintf(" (%s skipped)", wording.Plural(s.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects"))
+	var aside []string
+	if s.Ignored > 0 {
+		aside = append(aside, fmt.Sprintf("%d of other kinds ignored", s.Ignored))
+	}
+	if s.NotObjects > 0 {
+		aside = append(aside, wording.Plural(s.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects")+" skipped")
+	}
+	if s.Excluded > 0 {
+		aside = append(aside, wording.Plural(s.Excluded, "path", "paths")+" excluded")
+	}
+	if len(aside) > 0 {
+		line += " (" + strings.Join(aside, "; ") + ")"
 	}
 	line += ": " + strings.Join(parts, ", ")
 	if s.Fixed > 0 {

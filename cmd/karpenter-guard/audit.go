@@ -32,9 +32,9 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 		Short: "Evaluate every EC2NodeClass, NodePool and the aws-auth ConfigMap stored in a cluster",
 		Long: "Read the cluster's EC2NodeClasses, NodePools and kube-system/aws-auth through the kubeconfig and\n" +
 			"evaluate them with the rules of check: facts from AWS (--cluster-name), or from a snapshot (--facts).\n" +
-			"Prints like check (-o text, json or sarif; same exit codes). --write-reports replaces the\n" +
-			"wgpolicyk8s.io/v1alpha2 reports: a ClusterPolicyReport for EC2NodeClasses and NodePools, a\n" +
-			"PolicyReport in kube-system for aws-auth (kubectl get cpolr,polr -A).",
+			"Prints like check (-o text, json, sarif, junit, github or markdown; same exit codes and --fail-on).\n" +
+			"--write-reports replaces the wgpolicyk8s.io/v1alpha2 reports: a ClusterPolicyReport for EC2NodeClasses\n" +
+			"and NodePools, a PolicyReport in kube-system for aws-auth (kubectl get cpolr,polr -A).",
 		Example: "  karpenter-guard audit --cluster-name prod-eks\n" +
 			"  karpenter-guard audit --cluster-name prod-eks --write-reports -o json",
 		Args: cobra.NoArgs,
@@ -46,12 +46,16 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot to use instead of AWS")
 	cmd.Flags().StringVar(&o.crdsDir, "karpenter-crds", "", "directory of Karpenter CRDs to validate the stored objects against (default: the ones the cluster serves, else the built-in Karpenter "+crds.Release+" CRDs)")
 	cmd.Flags().BoolVar(&o.writeReports, "write-reports", false, "write the wgpolicyk8s.io/v1alpha2 policy reports")
+	addReportFlags(cmd.Flags(), g)
 	cmd.Flags().StringVar(&o.mode, "mode", "", "the webhook's mode (enforce, warn or dry-run), which the reports record: in dry-run they mark what enforcement would deny; give the in-cluster webhook's when you write its reports (default: the GuardConfig's)")
 	return cmd
 }
 
 func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *auditOptions) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if _, _, err := validateReportOptions(g); err != nil {
+		return err
+	}
 	cat, cfg, err := g.catalog()
 	if err != nil {
 		return err
@@ -97,7 +101,7 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 	progress.say(fmt.Sprintf("evaluating %d objects", len(objs.All())))
 	outcome := audit.RunWithProgress(ctx, cat, cfg, p, objs, progress.count)
 	progress.done()
-	set := &manifest.Set{Errors: outcome.Problems}
+	set := &manifest.Set{Objects: objs.All(), Errors: outcome.Problems}
 	rep := report.New(outcome.Result, set)
 	// The findings are printed first: a report that cannot be written hides none of them.
 	if err := write(stdout, rep, g, cat); err != nil {
@@ -109,7 +113,7 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 		}
 		fmt.Fprintln(stderr, "reports written: kubectl get clusterpolicyreports,policyreports -A -l app.kubernetes.io/managed-by=karpenter-guard")
 	}
-	if code := rep.ExitCode(); code != 0 {
+	if code := exitCode(rep, g); code != 0 {
 		return exitError{code}
 	}
 	return nil

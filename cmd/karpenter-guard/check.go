@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 
@@ -11,7 +10,6 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpenter-guard/karpenter-guard/fix"
@@ -29,6 +27,7 @@ type checkOptions struct {
 	diff        bool
 	maxFileSize int64
 	crdsDir     string
+	inputs      inputOptions
 }
 
 func newCheckCommand(g *globalOptions) *cobra.Command {
@@ -37,8 +36,9 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 		Use:   "check -f PATH...",
 		Short: "Lint Karpenter manifests: files, directories (recursively) or - for stdin",
 		Long: "Check EC2NodeClasses, NodePools and the kube-system/aws-auth ConfigMap in manifest files.\n\n" +
-			"Exit codes: 0 no deny finding; 1 at least one deny finding; 2 the run failed (unreadable path,\n" +
-			"invalid YAML, invalid config). With --diff: 0 nothing to change, 1 a change is shown.",
+			"Exit codes: 0 no finding that fails the run; 1 a finding fails it (--fail-on: deny findings by default,\n" +
+			"warn adds warn findings, never none); 2 the run failed (unreadable path, invalid YAML, invalid config).\n" +
+			"With --diff: 0 nothing to change, 1 a change is shown.",
 		Example: "  karpenter-guard check -f examples/\n" +
 			"  karpenter-guard check -f manifests/ --live --cluster-name prod-eks --region us-east-1\n" +
 			"  kustomize build overlays/prod | karpenter-guard check -f - -o json\n" +
@@ -50,6 +50,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	o.inputs.addFlags(f)
 	f.BoolVar(&o.fix, "fix", false, "rewrite files in place with every safe fix (comments and formatting kept)")
 	f.BoolVar(&o.diff, "diff", false, "print the fixes as a unified diff instead of writing them")
 	f.StringVar(&o.factsFile, "facts", "", "ClusterFacts snapshot for every object (default: a ClusterFacts document in the input, per directory)")
@@ -58,6 +59,7 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 	f.BoolVar(&o.live, "live", false, "ask AWS and the cluster for facts (needs --cluster-name and AWS credentials)")
 	o.liveOpts.addFlags(f)
 	o.liveOpts.addDeadlineFlag(f)
+	addReportFlags(f, g)
 	return cmd
 }
 
@@ -66,13 +68,11 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		ctx = context.Background()
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if len(o.files) == 0 {
-		return fmt.Errorf("check needs at least one -f PATH (a file, a directory, or - for stdin)")
+	if err := o.inputs.validate(o.files, o.fix || o.diff); err != nil {
+		return err
 	}
-	switch g.output {
-	case "text", "json", "sarif":
-	default:
-		return fmt.Errorf("unknown output %q: expected text, json or sarif", g.output)
+	if _, _, err := validateReportOptions(g); err != nil {
+		return err
 	}
 	if o.fix && o.diff {
 		return fmt.Errorf("--fix and --diff exclude each other: --diff shows what --fix would write")
@@ -117,7 +117,10 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		ev.facts = snap
 	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
-	set := reader.Read(ctx, o.files)
+	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, stderr)
+	if err != nil {
+		return err
+	}
 	for _, c := range set.Charts {
 		fmt.Fprintf(stderr, "note: Helm chart %s skipped: its templates are YAML only once rendered (helm template %s | karpenter-guard check -f -)\n", c, c)
 	}
@@ -170,7 +173,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		}
 		fixed = outcome.Fixed
 		if len(paths) > 0 {
-			set = reader.Read(ctx, o.files)
+			if set, err = readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, false, stderr); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -181,20 +186,10 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	if err := write(stdout, rep, g, cat); err != nil {
 		return err
 	}
-	if code := rep.ExitCode(); code != 0 {
+	if code := exitCode(rep, g); code != 0 {
 		return exitError{code}
 	}
 	return nil
-}
-
-func write(w io.Writer, rep *report.Report, g *globalOptions, cat *validators.Catalog) error {
-	switch g.output {
-	case "json":
-		return rep.WriteJSON(w)
-	case "sarif":
-		return rep.WriteSARIF(w, cat, currentBuild().Version)
-	}
-	return rep.WriteText(w, report.TextOptions{Color: isTerminal(w), Quiet: g.quiet})
 }
 
 // writeFile replaces a file's content, keeping its permissions.
@@ -207,13 +202,4 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("write fix to %s: %w", path, err)
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a terminal that wants colour (NO_COLOR unset).
-func isTerminal(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -43,7 +43,7 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 			"Independent questions are asked together; each AWS call waits at most aws.timeout, and the\n" +
 			"whole export at most --deadline. When the cluster cannot be described nothing else is asked.",
 		Example: "  karpenter-guard facts export --cluster-name prod-eks --region us-east-1 > cluster-facts.yaml\n" +
-			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ > gitops/prod/cluster-facts.yaml",
+			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ > gitops/prod/.karpenter-guard/cluster-facts.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runExport(cmd.Context(), cmd, g, o)

@@ -46,6 +46,8 @@ type globalOptions struct {
 	configFile string
 	output     string
 	quiet      bool
+	// report holds the flags of the commands that print a report (addReportFlags).
+	report reportOptions
 }
 
 // catalog returns the rule catalog and the GuardConfig of --config (the defaults without it).
@@ -71,9 +73,10 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	setVersionFlag(root)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configFile, "config", "", "GuardConfig file (rule actions, AMI owners, AWS settings)")
-	pf.StringVarP(&g.output, "output", "o", "text", "output format: text, json or sarif")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json; check and audit also sarif, junit, github (workflow commands) or markdown; rules also markdown")
 	pf.BoolVar(&g.quiet, "quiet", false, "print only deny findings and errors (text output)")
 	root.AddCommand(newCheckCommand(g), newServeCommand(g), newAuditCommand(g), newFactsCommand(g), newRulesCommand(g), newVersionCommand(g))
 	return root

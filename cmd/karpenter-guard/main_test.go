@@ -81,11 +81,13 @@ func TestJSONContract(t *testing.T) {
 		Line       int    `json:"line"`
 	}
 	var rep struct {
-		Findings []struct {
+		SchemaVersion string `json:"schemaVersion"`
+		Findings      []struct {
 			Rule    string `json:"rule"`
 			Action  string `json:"action"`
 			Object  ref    `json:"object"`
 			Field   string `json:"field"`
+			Line    int    `json:"line"`
 			Message string `json:"message"`
 			Fix     string `json:"fix"`
 			Fixable bool   `json:"fixable"`
@@ -106,7 +108,7 @@ func TestJSONContract(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"errors"`
 		Summary struct {
-			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, NotObjects, Fixed int
+			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, NotObjects, Excluded, Fixed int
 		} `json:"summary"`
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
@@ -120,8 +122,11 @@ func TestJSONContract(t *testing.T) {
 	}
 	f := rep.Findings[0]
 	want := ref{APIVersion: "karpenter.k8s.aws/v1", Kind: "EC2NodeClass", Name: "pinned-ami", File: "examples/field-reports/02-ami-name-without-owner.yaml", Line: 4}
+	if rep.SchemaVersion != "karpenter-guard.io/report/v1" {
+		t.Errorf("schemaVersion %q", rep.SchemaVersion)
+	}
 	if f.Rule != "ami-selector-missing-owner" || f.Action != "warn" || f.Object != want || f.Field != "spec.amiSelectorTerms[0]" ||
-		f.Fix != "add owner: amazon" || !f.Fixable {
+		f.Line != 11 || f.Fix != "add owner: amazon" || !f.Fixable {
 		t.Errorf("first finding = %+v", f)
 	}
 	if rep.NotEvaluated[0].Reason == "" || !strings.HasPrefix(rep.NotEvaluated[0].Reason, "no facts: ") {

@@ -80,19 +80,31 @@ func factsScopes(set *manifest.Set) ([]scopedFacts, []manifest.Error) {
 	return scopes, errs
 }
 
+// scopeDir returns the directory a ClusterFacts document applies to: its own, or for a snapshot in a
+// facts home (manifest.FactsHome), the directory that holds the home.
 func scopeDir(file string) string {
 	if file == "<stdin>" {
 		return file
 	}
-	return filepath.Clean(filepath.Dir(file))
+	dir := filepath.Clean(filepath.Dir(file))
+	if filepath.Base(dir) == manifest.FactsHome {
+		dir = filepath.Dir(dir)
+	}
+	return dir
 }
 
 func covers(dir, file string) bool {
 	if dir == "<stdin>" || file == "<stdin>" {
 		return dir == file
 	}
-	d := scopeDir(file)
-	return dir == "." && !filepath.IsAbs(d) && !strings.HasPrefix(d, "..") || d == dir || strings.HasPrefix(d, dir+string(filepath.Separator))
+	d := filepath.Clean(filepath.Dir(file))
+	// Absolute, so that a snapshot found above a relative path given ("..") covers it.
+	if ad, err := filepath.Abs(d); err == nil {
+		if adir, err := filepath.Abs(dir); err == nil {
+			d, dir = ad, adir
+		}
+	}
+	return d == dir || strings.HasPrefix(d, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // evaluator evaluates a set with the facts that apply to each object: --facts or --live, else the
@@ -120,7 +132,7 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 	for _, o := range set.Objects {
 		i := len(scopes)
 		for j, s := range scopes {
-			if s.dir == "" || covers(s.dir, o.File) {
+			if s.dir == "" || covers(s.dir, set.ScopeFile(o)) {
 				i = j
 				break
 			}

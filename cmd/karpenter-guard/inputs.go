@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/karpenter-guard/karpenter-guard/manifest"
+)
+
+// inputOptions are check's flags that choose what is read besides -f: kustomizations to render and
+// paths to leave out of the directories walked.
+type inputOptions struct {
+	kustomizations []string
+	exclude        []string
+}
+
+func (o *inputOptions) addFlags(f *pflag.FlagSet) {
+	f.StringArrayVarP(&o.kustomizations, "kustomize", "k", nil, "render the kustomization in this directory (as kustomize build) and check the objects at their source files; repeatable")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "glob of paths not to read under a -f directory, relative to it or a base name (** for any directories); repeatable")
+}
+
+// validate checks the input flags before anything is read.
+func (o *inputOptions) validate(files []string, fix bool) error {
+	if len(files) == 0 && len(o.kustomizations) == 0 {
+		return errors.New("check needs at least one -f PATH (a file, a directory, or - for stdin) or -k DIR (a kustomization)")
+	}
+	for _, g := range o.exclude {
+		if err := manifest.ValidateExclude(g); err != nil {
+			return fmt.Errorf("--exclude: %w", err)
+		}
+	}
+	if fix && len(o.kustomizations) > 0 {
+		return errors.New("--fix and --diff edit the files given with -f; objects rendered from -k cannot be written back: fix the base or overlay with -f instead")
+	}
+	return nil
+}
+
+// readInputs reads the -f paths and renders the -k kustomizations. facts home snapshots are looked
+// for unless findFacts is false (--facts or --live give the facts). When notes is set it says on w
+// which snapshots it found. A kustomization that does not build fails the run: its objects are
+// unknown, so nothing it would deploy could be judged.
+func readInputs(ctx context.Context, reader manifest.Reader, files []string, o *inputOptions, findFacts, notes bool, w io.Writer) (*manifest.Set, error) {
+	reader.Exclude = o.exclude
+	reader.FactsHome = findFacts
+	set := &manifest.Set{Sources: map[string][]byte{}}
+	if len(files) > 0 {
+		set = reader.Read(ctx, files)
+	}
+	for _, dir := range o.kustomizations {
+		if err := reader.AddKustomization(ctx, set, dir); err != nil {
+			return nil, err // names the directory
+		}
+	}
+	if notes {
+		for _, home := range set.FactsHomes {
+			fmt.Fprintf(w, "note: facts from %s (for the manifests of %s and below)\n", home, factsHomeDir(home))
+		}
+	}
+	return set, nil
+}
+
+// factsHomeDir names the directory a facts home snapshot describes.
+func factsHomeDir(home string) string {
+	return scopeDir(home)
+}

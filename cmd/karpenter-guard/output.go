@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/karpenter-guard/karpenter-guard/fix"
+	"github.com/karpenter-guard/karpenter-guard/report"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// reportFormats are the values of -o for check and audit.
+var reportFormats = []string{"text", "json", "sarif", "junit", "github", "markdown"}
+
+// reportOptions are the flags of the commands that print a report (check and audit).
+type reportOptions struct {
+	failOn  string
+	noColor bool
+	// files are the --report-file values, FORMAT=PATH.
+	files []string
+}
+
+// addReportFlags adds the report flags to a command that prints a report.
+func addReportFlags(f *pflag.FlagSet, g *globalOptions) {
+	f.StringVar(&g.report.failOn, "fail-on", string(report.FailOnDeny), "findings that make the run exit 1: deny, warn (deny and warn findings) or never")
+	f.BoolVar(&g.report.noColor, "no-color", false, "no colours in the text output (also when NO_COLOR is set; colours are only ever used on a terminal)")
+	f.StringArrayVar(&g.report.files, "report-file", nil, "also write the report as FORMAT to PATH, given as FORMAT=PATH (e.g. sarif=results.sarif); repeatable, so one run feeds several tools")
+}
+
+// reportFile is one --report-file.
+type reportFile struct{ format, path string }
+
+// validateReportOptions checks -o, --fail-on and --report-file before any work is done, and returns
+// the parsed --fail-on and --report-file values.
+func validateReportOptions(g *globalOptions) (report.FailOn, []reportFile, error) {
+	if !isReportFormat(g.output) {
+		return "", nil, fmt.Errorf("unknown output %q: expected %s", g.output, formatList())
+	}
+	failOn, err := report.ParseFailOn(g.report.failOn)
+	if err != nil {
+		return "", nil, err
+	}
+	var files []reportFile
+	for _, v := range g.report.files {
+		format, path, ok := strings.Cut(v, "=")
+		switch {
+		case !ok || path == "":
+			return "", nil, fmt.Errorf("--report-file %q: expected FORMAT=PATH, e.g. sarif=results.sarif", v)
+		case !isReportFormat(format):
+			return "", nil, fmt.Errorf("--report-file %q: unknown format %q: expected %s", v, format, formatList())
+		}
+		files = append(files, reportFile{format: format, path: path})
+	}
+	return failOn, files, nil
+}
+
+func isReportFormat(s string) bool {
+	for _, f := range reportFormats {
+		if s == f {
+			return true
+		}
+	}
+	return false
+}
+
+func formatList() string {
+	return strings.Join(reportFormats[:len(reportFormats)-1], ", ") + " or " + reportFormats[len(reportFormats)-1]
+}
+
+// write prints the report on w in the -o format, then writes every --report-file. The flags were
+// validated by validateReportOptions.
+func write(w io.Writer, rep *report.Report, g *globalOptions, cat *validators.Catalog) error {
+	failOn, files, err := validateReportOptions(g)
+	if err != nil {
+		return err
+	}
+	color := !g.report.noColor && isTerminal(w)
+	if err := render(w, g.output, rep, cat, failOn, report.TextOptions{Color: color, Quiet: g.quiet}); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := writeReportFile(f, rep, cat, failOn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReportFile writes one --report-file, atomically (a reader never sees half a report, and a
+// failed run leaves the previous one); its text output has no colours and is never quiet.
+func writeReportFile(f reportFile, rep *report.Report, cat *validators.Catalog, failOn report.FailOn) error {
+	var buf bytes.Buffer
+	if err := render(&buf, f.format, rep, cat, failOn, report.TextOptions{}); err != nil {
+		return fmt.Errorf("--report-file %s: %w", f.path, err)
+	}
+	if err := fix.WriteFile(f.path, buf.Bytes(), 0o644); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--report-file %s: the directory %s does not exist: create it first", f.path, filepath.Dir(f.path))
+		}
+		return fmt.Errorf("--report-file %s: %w", f.path, err)
+	}
+	return nil
+}
+
+func render(w io.Writer, format string, rep *report.Report, cat *validators.Catalog, failOn report.FailOn, text report.TextOptions) error {
+	switch format {
+	case "json":
+		return rep.WriteJSON(w)
+	case "sarif":
+		return rep.WriteSARIF(w, cat, currentBuild().Version)
+	case "junit":
+		return rep.WriteJUnit(w, report.JUnitOptions{FailOn: failOn})
+	case "github":
+		return rep.WriteGitHub(w)
+	case "markdown":
+		return rep.WriteMarkdown(w)
+	}
+	return rep.WriteText(w, text)
+}
+
+// exitCode is the exit code of a run that printed rep: 2 on input errors, 1 when a finding fails
+// the run under --fail-on, else 0.
+func exitCode(rep *report.Report, g *globalOptions) int {
+	failOn, err := report.ParseFailOn(g.report.failOn)
+	if err != nil {
+		// validateReportOptions refused it before the run.
+		return report.ExitFailed
+	}
+	return rep.ExitCodeFor(failOn)
+}
+
+// isTerminal reports whether w is a terminal that wants colour (NO_COLOR unset or empty, as
+// no-color.org asks).
+func isTerminal(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
