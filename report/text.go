@@ -114,7 +114,7 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			heading := "Not evaluated because " + g.Cause + ":"
 			if g.Cause == "no facts" {
 				// The only place that says how to get facts: once per run, not once per object.
-				heading = "Not evaluated for want of facts (put a ClusterFacts document beside the manifests, or pass --facts FILE; " +
+				heading = "Not evaluated for want of facts (keep a ClusterFacts snapshot in .karpenter-guard/cluster-facts.yaml beside the manifests, or pass --facts FILE; " +
 					"karpenter-guard facts export writes one, and check --live asks AWS and the cluster directly):"
 			}
 			p.printf("%s\n  %s\n\n", p.paint(bold, heading), strings.Join(g.Rules, ", "))
