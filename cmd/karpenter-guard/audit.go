@@ -53,7 +53,7 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 
 func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *auditOptions) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if _, _, err := validateReportOptions(g); err != nil {
+	if err := validateReportOptions(g); err != nil {
 		return err
 	}
 	cat, cfg, err := g.catalog()

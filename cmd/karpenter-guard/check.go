@@ -71,7 +71,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	if err := o.inputs.validate(o.files, o.fix || o.diff); err != nil {
 		return err
 	}
-	if _, _, err := validateReportOptions(g); err != nil {
+	if err := validateReportOptions(g); err != nil {
 		return err
 	}
 	if o.fix && o.diff {

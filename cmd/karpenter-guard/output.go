@@ -27,6 +27,10 @@ type reportOptions struct {
 	noColor bool
 	// files are the --report-file values, FORMAT=PATH.
 	files []string
+
+	// The flags as validateReportOptions parsed them, once, before the run.
+	parsedFailOn report.FailOn
+	parsedFiles  []reportFile
 }
 
 // addReportFlags adds the report flags to a command that prints a report.
@@ -39,9 +43,18 @@ func addReportFlags(f *pflag.FlagSet, g *globalOptions) {
 // reportFile is one --report-file.
 type reportFile struct{ format, path string }
 
-// validateReportOptions checks -o, --fail-on and --report-file before any work is done, and returns
-// the parsed --fail-on and --report-file values.
-func validateReportOptions(g *globalOptions) (report.FailOn, []reportFile, error) {
+// validateReportOptions checks -o, --fail-on and --report-file before any work is done, and keeps
+// the parsed --fail-on and --report-file values in g.report for write and exitCode.
+func validateReportOptions(g *globalOptions) error {
+	failOn, files, err := parseReportOptions(g)
+	if err != nil {
+		return err
+	}
+	g.report.parsedFailOn, g.report.parsedFiles = failOn, files
+	return nil
+}
+
+func parseReportOptions(g *globalOptions) (report.FailOn, []reportFile, error) {
 	if !isReportFormat(g.output) {
 		return "", nil, fmt.Errorf("unknown output %q: expected %s", g.output, formatList())
 	}
@@ -79,10 +92,7 @@ func formatList() string {
 // write prints the report on w in the -o format, then writes every --report-file. The flags were
 // validated by validateReportOptions.
 func write(w io.Writer, rep *report.Report, g *globalOptions, cat *validators.Catalog) error {
-	failOn, files, err := validateReportOptions(g)
-	if err != nil {
-		return err
-	}
+	failOn, files := g.report.parsedFailOn, g.report.parsedFiles
 	color := !g.report.noColor && isTerminal(w)
 	if err := render(w, g.output, rep, cat, failOn, report.TextOptions{Color: color, Quiet: g.quiet}); err != nil {
 		return err
@@ -130,12 +140,7 @@ func render(w io.Writer, format string, rep *report.Report, cat *validators.Cata
 // exitCode is the exit code of a run that printed rep: 2 on input errors, 1 when a finding fails
 // the run under --fail-on, else 0.
 func exitCode(rep *report.Report, g *globalOptions) int {
-	failOn, err := report.ParseFailOn(g.report.failOn)
-	if err != nil {
-		// validateReportOptions refused it before the run.
-		return report.ExitFailed
-	}
-	return rep.ExitCodeFor(failOn)
+	return rep.ExitCodeFor(g.report.parsedFailOn)
 }
 
 // isTerminal reports whether w is a terminal that wants colour (NO_COLOR unset or empty, as
