@@ -28,6 +28,16 @@ const (
 	SecurityGroups            Fact = "securityGroups"
 	// EBSDefaults is the account's EBS encryption by default in the cluster's region.
 	EBSDefaults Fact = "ebsDefaults"
+	// ClusterPodIdentityAssociations is how many EKS Pod Identity associations the cluster has,
+	// aws-node's left out: with any, the node role must let the Pod Identity agent assume roles.
+	ClusterPodIdentityAssociations Fact = "cluster.podIdentityAssociations"
+	// KarpenterController is the IAM role Karpenter's controller acts as (ControllerRole).
+	KarpenterController Fact = "karpenterController"
+	// VPCCNI is whether the Amazon VPC CNI runs and whose credentials it uses (CNI).
+	VPCCNI Fact = "vpcCNI"
+	// Simulations are the IAM policy simulator's answers (a lookup: a question without an answer is
+	// unknown).
+	Simulations Fact = "simulations"
 	// ClusterNodeClasses is the set of EC2NodeClasses stored in the cluster (webhook and audit only).
 	ClusterNodeClasses Fact = "cluster.ec2NodeClasses"
 )
@@ -97,4 +107,15 @@ type Provider interface {
 	// EBSDefaults returns how the account creates EBS volumes in the cluster's region when a launch
 	// does not say whether to encrypt them (never nil when known).
 	EBSDefaults(ctx context.Context) (*EBSEncryption, error)
+	// PodIdentityAssociations returns how many EKS Pod Identity associations the cluster has, not
+	// counting kube-system/aws-node's.
+	PodIdentityAssociations(ctx context.Context) (int, error)
+	// KarpenterController returns the role Karpenter's controller acts as (never nil when known).
+	KarpenterController(ctx context.Context) (*ControllerRole, error)
+	// VPCCNI returns whether the VPC CNI runs and with which credentials (never nil when known).
+	VPCCNI(ctx context.Context) (*CNI, error)
+	// Simulate returns the policy simulator's answer to each question of the row, in the order of
+	// row.Questions(). An answer whose Decision is "" is unknown (a snapshot without that entry); an
+	// error means no question of the row could be answered.
+	Simulate(ctx context.Context, row SimulationRow) ([]Simulation, error)
 }

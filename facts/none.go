@@ -53,3 +53,21 @@ func (None) SecurityGroups(context.Context, SelectorTerm) ([]SecurityGroup, erro
 func (None) EBSDefaults(context.Context) (*EBSEncryption, error) {
 	return nil, Unknown(EBSDefaults, noFacts)
 }
+
+// PodIdentityAssociations implements Provider.
+func (None) PodIdentityAssociations(context.Context) (int, error) {
+	return 0, Unknown(ClusterPodIdentityAssociations, noFacts)
+}
+
+// KarpenterController implements Provider.
+func (None) KarpenterController(context.Context) (*ControllerRole, error) {
+	return nil, Unknown(KarpenterController, noFacts)
+}
+
+// VPCCNI implements Provider.
+func (None) VPCCNI(context.Context) (*CNI, error) { return nil, Unknown(VPCCNI, noFacts) }
+
+// Simulate implements Provider.
+func (None) Simulate(context.Context, SimulationRow) ([]Simulation, error) {
+	return nil, Unknown(Simulations, noFacts)
+}

@@ -38,6 +38,10 @@ type Recorder struct {
 	subnets   map[string]Subnet
 	groups    map[string]SecurityGroup
 	ebs       *EBSEncryption
+	pia       *int
+	ctrl      *ControllerRole
+	cni       *CNI
+	sims      map[string]Simulation
 }
 
 var _ Provider = (*Recorder)(nil)
@@ -46,7 +50,7 @@ var _ Provider = (*Recorder)(nil)
 func NewRecorder(p Provider) *Recorder {
 	return &Recorder{p: p, known: map[Fact]bool{}, failed: map[Fact][]string{}, transient: map[Fact]bool{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
 		profiles: map[string]InstanceProfile{}, images: map[string]Image{}, ssm: map[string]string{},
-		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}}
+		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}, sims: map[string]Simulation{}}
 }
 
 // AskAhead implements AheadAsker for the provider it records: the rules' questions asked ahead are
@@ -102,12 +106,21 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 		} else {
 			_, _ = r.AWSAuth(ctx)
 		}
-	case EBSDefaults:
+	case EBSDefaults, ClusterPodIdentityAssociations, KarpenterController, VPCCNI:
 		// Knowing them is having them: one answer is the whole section.
 		if err != nil {
 			r.fail(f, err)
-		} else {
+			break
+		}
+		switch f {
+		case EBSDefaults:
 			_, _ = r.EBSDefaults(ctx)
+		case ClusterPodIdentityAssociations:
+			_, _ = r.PodIdentityAssociations(ctx)
+		case KarpenterController:
+			_, _ = r.KarpenterController(ctx)
+		case VPCCNI:
+			_, _ = r.VPCCNI(ctx)
 		}
 	default:
 		r.keep(f, err, nil)
@@ -233,6 +246,51 @@ func (r *Recorder) EBSDefaults(ctx context.Context) (*EBSEncryption, error) {
 	return d, err
 }
 
+// PodIdentityAssociations implements Provider; the count is written into the cluster section.
+func (r *Recorder) PodIdentityAssociations(ctx context.Context) (int, error) {
+	n, err := r.p.PodIdentityAssociations(ctx)
+	r.keep(ClusterPodIdentityAssociations, err, func() { r.pia = &n })
+	return n, err
+}
+
+// KarpenterController implements Provider.
+func (r *Recorder) KarpenterController(ctx context.Context) (*ControllerRole, error) {
+	kc, err := r.p.KarpenterController(ctx)
+	r.keep(KarpenterController, err, func() {
+		if kc != nil {
+			cp := *kc
+			r.ctrl = &cp
+		}
+	})
+	return kc, err
+}
+
+// VPCCNI implements Provider.
+func (r *Recorder) VPCCNI(ctx context.Context) (*CNI, error) {
+	cni, err := r.p.VPCCNI(ctx)
+	r.keep(VPCCNI, err, func() {
+		if cni != nil {
+			cp := *cni
+			r.cni = &cp
+		}
+	})
+	return cni, err
+}
+
+// Simulate implements Provider. Simulations are a lookup section: the answers are written down and a
+// failed row only leaves its questions out (they stay unknown), so the section is kept.
+func (r *Recorder) Simulate(ctx context.Context, row SimulationRow) ([]Simulation, error) {
+	sims, err := r.p.Simulate(ctx, row)
+	r.keep(Simulations, err, func() {
+		for _, s := range sims {
+			if s.Decision != "" {
+				r.sims[s.Question().Key()] = s
+			}
+		}
+	})
+	return sims, err
+}
+
 // SectionCluster is the recorder's name for the cluster section (in Gaps), which answers the three
 // cluster facts.
 const SectionCluster Fact = "cluster"
@@ -273,8 +331,26 @@ func (r *Recorder) Gaps() []Gap {
 func (r *Recorder) Snapshot() *ClusterFacts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cf := &ClusterFacts{APIVersion: SnapshotAPIVersion, Kind: SnapshotKind, Cluster: r.cluster}
 	whole := func(f Fact) bool { return r.known[f] && len(r.failed[f]) == 0 }
+	cf := &ClusterFacts{APIVersion: SnapshotAPIVersion, Kind: SnapshotKind, Cluster: r.cluster}
+	if r.cluster != nil && whole(ClusterPodIdentityAssociations) && r.pia != nil {
+		c := *r.cluster
+		n := *r.pia
+		c.PodIdentityAssociations = &n
+		cf.Cluster = &c
+	}
+	if whole(KarpenterController) && r.ctrl != nil {
+		kc := *r.ctrl
+		cf.KarpenterController = &kc
+	}
+	if whole(VPCCNI) && r.cni != nil {
+		cni := *r.cni
+		cf.VPCCNI = &cni
+	}
+	if r.known[Simulations] {
+		sims := *sortedValues(r.sims)
+		cf.Simulations = &sims
+	}
 	if whole(AccessEntries) && (r.cluster == nil || r.cluster.AuthenticationMode != ModeConfigMap || len(r.entries) > 0) {
 		cf.AccessEntries = sortedValues(r.entries)
 	}

@@ -3,6 +3,7 @@ package facts
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,15 @@ func (c *schemaChecker) check(n *yaml.Node, t reflect.Type, path string) {
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
 			c.errorf(n, "%s: %s: expected %s", path, describe(n), expected(t))
 		}
+	case t.Kind() == reflect.Int:
+		// yaml.v3 decodes 1e3 and 0x10 into an int too; a count is written in decimal digits.
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+			c.errorf(n, "%s: %s: expected %s", path, describe(n), expected(t))
+			return
+		}
+		if v, err := strconv.Atoi(n.Value); err != nil || v < 0 || strconv.Itoa(v) != strings.TrimPrefix(n.Value, "+") {
+			c.errorf(n, "%s: %s: expected %s", path, describe(n), expected(t))
+		}
 	default:
 		c.errorf(n, "%s: cannot check a %s", path, t)
 	}
@@ -233,8 +243,12 @@ func expected(t reflect.Type) string {
 		return "a list of strings; write [] when there are none"
 	case t.Kind() == reflect.Slice:
 		return "a list; write [] when there are none"
+	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Slice:
+		return "a mapping of strings to lists of strings; write {} when there are none"
 	case t.Kind() == reflect.Map:
 		return "a mapping of strings to strings; write {} when there are none"
+	case t.Kind() == reflect.Int:
+		return "a whole number such as 5"
 	case t.Kind() == reflect.Bool:
 		return "true or false"
 	case t.Kind() == reflect.String:

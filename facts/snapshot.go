@@ -40,6 +40,12 @@ type ClusterFacts struct {
 	Subnets          *[]Subnet          `yaml:"subnets,omitempty" json:"subnets,omitempty"`
 	SecurityGroups   *[]SecurityGroup   `yaml:"securityGroups,omitempty" json:"securityGroups,omitempty"`
 	EBSDefaults      *EBSEncryption     `yaml:"ebsDefaults,omitempty" json:"ebsDefaults,omitempty"`
+	// KarpenterController and VPCCNI are the identities Karpenter's controller and aws-node act as.
+	KarpenterController *ControllerRole `yaml:"karpenterController,omitempty" json:"karpenterController,omitempty"`
+	VPCCNI              *CNI            `yaml:"vpcCNI,omitempty" json:"vpcCNI,omitempty"`
+	// Simulations is a lookup: the policy simulator's answers to the questions asked; a question
+	// without an entry is unknown, not denied.
+	Simulations *[]Simulation `yaml:"simulations,omitempty" json:"simulations,omitempty"`
 }
 
 // SnapshotError is a problem in a snapshot, with its line in the file.
@@ -260,6 +266,53 @@ func (v *validator) check(cf *ClusterFacts) {
 			v.unique(seen, g.ID, "securityGroups", i, "id")
 		}
 	}
+	if kc := cf.KarpenterController; kc != nil {
+		if !roleARNRE.MatchString(kc.RoleARN) {
+			v.errorf(v.at("karpenterController", "roleArn"), "karpenterController.roleArn %q is not an IAM role ARN", kc.RoleARN)
+		}
+		if kc.TargetRoleARN != "" && !roleARNRE.MatchString(kc.TargetRoleARN) {
+			v.errorf(v.at("karpenterController", "targetRoleArn"), "karpenterController.targetRoleArn %q is not an IAM role ARN", kc.TargetRoleARN)
+		}
+		switch kc.Source {
+		case CredentialsConfig, CredentialsIRSA, CredentialsPodIdentity:
+		default:
+			v.errorf(v.at("karpenterController", "source"), "karpenterController.source %q: expected irsa, podIdentity or config", kc.Source)
+		}
+		if ns, name, ok := strings.Cut(kc.ServiceAccount, "/"); kc.ServiceAccount != "" && (!ok || ns == "" || name == "") {
+			v.errorf(v.at("karpenterController", "serviceAccount"), "karpenterController.serviceAccount %q: expected namespace/name, such as kube-system/karpenter", kc.ServiceAccount)
+		}
+	}
+	if cni := cf.VPCCNI; cni != nil {
+		switch cni.Credentials {
+		case "", CredentialsNodeRole:
+		case CredentialsIRSA, CredentialsPodIdentity:
+			if !roleARNRE.MatchString(cni.RoleARN) {
+				v.errorf(v.at("vpcCNI", "roleArn"), "vpcCNI.roleArn %q: credentials %s need the IAM role ARN aws-node acts as", cni.RoleARN, cni.Credentials)
+			}
+		default:
+			v.errorf(v.at("vpcCNI", "credentials"), "vpcCNI.credentials %q: expected nodeRole, irsa or podIdentity", cni.Credentials)
+		}
+	}
+	if cf.Simulations != nil {
+		seen := map[string]int{}
+		for i, sim := range *cf.Simulations {
+			switch sim.Decision {
+			case DecisionAllowed, DecisionImplicitDeny, DecisionExplicitDeny:
+			default:
+				v.errorf(v.at("simulations", i, "decision"), "simulations[%d].decision %q: expected allowed, implicitDeny or explicitDeny", i, sim.Decision)
+			}
+			if sim.Principal == "" || sim.Action == "" || sim.Resource == "" {
+				v.errorf(v.at("simulations", i), "simulations[%d] needs principal, action and resource", i)
+				continue
+			}
+			k := sim.Question().Key()
+			if j, dup := seen[k]; dup {
+				v.errorf(v.at("simulations", i), "simulations[%d] asks the same question as simulations[%d] (principal, action, resource and context)", i, j)
+				continue
+			}
+			seen[k] = i
+		}
+	}
 	if d := cf.EBSDefaults; d != nil && d.KMSKeyID != "" && !kmsKeyRE.MatchString(d.KMSKeyID) {
 		v.errorf(v.at("ebsDefaults", "kmsKeyID"), "ebsDefaults.kmsKeyID %q: expected the ARN of a KMS key or alias, as GetEbsDefaultKmsKeyId returns it (arn:aws:kms:REGION:ACCOUNT:alias/aws/ebs)", d.KMSKeyID)
 	}
@@ -316,6 +369,8 @@ type Snapshot struct {
 	selections *termMemo
 	// awsAuth is facts.AWSAuth read once, as EKS reads it.
 	awsAuth *AWSAuthData
+	// simulations indexes the simulations section by SimulationQuestion.Key.
+	simulations map[string]*Simulation
 	// roles, profiles and principals index the names of the roles and instance profiles and the
 	// principals of the access entries (see foldIndex).
 	roles, profiles, principals foldIndex
@@ -335,6 +390,15 @@ func NewSnapshot(cf *ClusterFacts) *Snapshot {
 	}
 	if cf.AccessEntries != nil {
 		s.principals = newFoldIndex(len(*cf.AccessEntries), s.principal)
+	}
+	if cf.Simulations != nil {
+		s.simulations = make(map[string]*Simulation, len(*cf.Simulations))
+		for i := range *cf.Simulations {
+			sim := &(*cf.Simulations)[i]
+			if k := sim.Question().Key(); s.simulations[k] == nil {
+				s.simulations[k] = sim
+			}
+		}
 	}
 	return s
 }
@@ -378,6 +442,14 @@ func (s *Snapshot) Known(_ context.Context, f Fact) error {
 		known = cf.SecurityGroups != nil
 	case EBSDefaults:
 		known = cf.EBSDefaults != nil
+	case ClusterPodIdentityAssociations:
+		known = cf.Cluster != nil && cf.Cluster.PodIdentityAssociations != nil
+	case KarpenterController:
+		known = cf.KarpenterController != nil
+	case VPCCNI:
+		known = cf.VPCCNI != nil
+	case Simulations:
+		known = cf.Simulations != nil
 	}
 	if !known {
 		return Unknown(f, notInSnapshot)
@@ -492,6 +564,48 @@ func (s *Snapshot) EBSDefaults(ctx context.Context) (*EBSEncryption, error) {
 		return nil, err
 	}
 	return s.facts.EBSDefaults, nil
+}
+
+// PodIdentityAssociations implements Provider.
+func (s *Snapshot) PodIdentityAssociations(ctx context.Context) (int, error) {
+	if err := s.Known(ctx, ClusterPodIdentityAssociations); err != nil {
+		return 0, err
+	}
+	return *s.facts.Cluster.PodIdentityAssociations, nil
+}
+
+// KarpenterController implements Provider.
+func (s *Snapshot) KarpenterController(ctx context.Context) (*ControllerRole, error) {
+	if err := s.Known(ctx, KarpenterController); err != nil {
+		return nil, err
+	}
+	return s.facts.KarpenterController, nil
+}
+
+// VPCCNI implements Provider.
+func (s *Snapshot) VPCCNI(ctx context.Context) (*CNI, error) {
+	if err := s.Known(ctx, VPCCNI); err != nil {
+		return nil, err
+	}
+	return s.facts.VPCCNI, nil
+}
+
+// Simulate implements Provider: each question is looked up by its key; one without an entry is
+// answered with an empty Decision (unknown).
+func (s *Snapshot) Simulate(ctx context.Context, row SimulationRow) ([]Simulation, error) {
+	if err := s.Known(ctx, Simulations); err != nil {
+		return nil, err
+	}
+	qs := row.Questions()
+	out := make([]Simulation, len(qs))
+	for i, q := range qs {
+		if sim := s.simulations[q.Key()]; sim != nil {
+			out[i] = q.Answer(sim.Decision, sim.MissingContextValues)
+		} else {
+			out[i] = q.Answer("", nil)
+		}
+	}
+	return out, nil
 }
 
 // termMemo remembers what a selector term selected in an immutable snapshot. It holds at most

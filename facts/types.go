@@ -33,6 +33,9 @@ type Cluster struct {
 	Version            string `yaml:"version" json:"version"`
 	AuthenticationMode string `yaml:"authenticationMode" json:"authenticationMode"`
 	VPCID              string `yaml:"vpcID" json:"vpcID"`
+	// PodIdentityAssociations counts the cluster's EKS Pod Identity associations but aws-node's
+	// (nil: unknown).
+	PodIdentityAssociations *int `yaml:"podIdentityAssociations,omitempty" json:"podIdentityAssociations,omitempty"`
 }
 
 // HonoursAWSAuth reports whether the cluster's mode reads the aws-auth ConfigMap.
@@ -76,6 +79,9 @@ type Role struct {
 	Path       string    `yaml:"path,omitempty" json:"path,omitempty"`
 	ARN        string    `yaml:"arn" json:"arn"`
 	CreateDate time.Time `yaml:"createDate,omitempty" json:"createDate,omitempty"`
+	// AssumeRolePolicyDocument is the role's trust policy as JSON (GetRole returns it URL-encoded;
+	// this is the decoded text). "" is unknown.
+	AssumeRolePolicyDocument string `yaml:"assumeRolePolicyDocument,omitempty" json:"assumeRolePolicyDocument,omitempty"`
 }
 
 // PathlessARN is the role's ARN without its IAM path: the identity EKS sees for nodes.

@@ -53,6 +53,8 @@ func askAhead(cat *validators.Catalog, c *validators.Context, objs []*objects.Ob
 		switch kind {
 		case validators.KindEC2NodeClass:
 			q.nodeClass(o.NodeClass, rf)
+			q.nodeIdentity(c, o, rf)
+			q.controllerPermissions(c, o, rf)
 		case validators.KindNodePool:
 			if rf.touches(facts.Roles) {
 				if _, spot := allowsSpot(o.NodePool.Spec.Template.Spec.Requirements); spot {

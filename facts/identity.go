@@ -1,0 +1,149 @@
+package facts
+
+import (
+	"slices"
+	"strings"
+)
+
+// Where the Karpenter controller's (and aws-node's) credentials come from.
+const (
+	CredentialsConfig      = "config"      // the GuardConfig names the controller's role
+	CredentialsIRSA        = "irsa"        // the ServiceAccount's eks.amazonaws.com/role-arn annotation
+	CredentialsPodIdentity = "podIdentity" // an EKS Pod Identity association
+	CredentialsNodeRole    = "nodeRole"    // neither: the pod runs with the node's instance profile
+)
+
+// ControllerRole is the IAM role Karpenter's controller calls AWS with, and how it gets it.
+type ControllerRole struct {
+	// ServiceAccount is the controller's ServiceAccount, namespace/name.
+	ServiceAccount string `yaml:"serviceAccount" json:"serviceAccount"`
+	// RoleARN is the role the controller's calls are made as.
+	RoleARN string `yaml:"roleArn" json:"roleArn"`
+	// Source is CredentialsConfig, CredentialsIRSA or CredentialsPodIdentity.
+	Source string `yaml:"source" json:"source"`
+	// SessionPolicy is true when the Pod Identity association carries a session policy: the
+	// simulator does not see it, so its allows are upper bounds (its denials stand).
+	SessionPolicy *bool `yaml:"sessionPolicy,omitempty" json:"sessionPolicy,omitempty"`
+	// TargetRoleARN is the association's cross-account target role, which the controller finally
+	// acts as; the simulator cannot follow that chain.
+	TargetRoleARN string `yaml:"targetRoleArn,omitempty" json:"targetRoleArn,omitempty"`
+}
+
+// CNI is the Amazon VPC CNI (the aws-node DaemonSet's ServiceAccount) as far as node permissions
+// go: whether it runs, and which role its calls to EC2 use.
+type CNI struct {
+	// Present is true when kube-system/aws-node exists (false: another CNI; nil: unknown).
+	Present *bool `yaml:"present,omitempty" json:"present,omitempty"`
+	// Credentials is CredentialsNodeRole, CredentialsIRSA or CredentialsPodIdentity.
+	Credentials string `yaml:"credentials,omitempty" json:"credentials,omitempty"`
+	// RoleARN is the role of IRSA or Pod Identity ("" for nodeRole).
+	RoleARN string `yaml:"roleArn,omitempty" json:"roleArn,omitempty"`
+}
+
+// Decisions of iam:SimulatePrincipalPolicy (EvalDecision, in the snapshot's spelling).
+const (
+	DecisionAllowed      = "allowed"
+	DecisionImplicitDeny = "implicitDeny"
+	DecisionExplicitDeny = "explicitDeny"
+)
+
+// ContextTagKeys is the one context key the simulations pass as a list (aws:TagKeys, type
+// stringList); every other key is a string.
+const ContextTagKeys = "aws:TagKeys"
+
+// SimulationQuestion is one question to the IAM policy simulator: may the principal call the action
+// on the resource, in that request context. It is the key of a simulations entry.
+type SimulationQuestion struct {
+	Principal string
+	Action    string
+	Resource  string
+	Context   map[string][]string
+}
+
+// Key is the question's canonical form: principal, action (lower-case, as IAM compares actions),
+// resource and the context with sorted keys and values. Equal questions have equal keys whatever the
+// order they were written in, so a snapshot and the live provider answer the same keys.
+func (q SimulationQuestion) Key() string {
+	var b strings.Builder
+	b.WriteString(q.Principal)
+	b.WriteByte('\x00')
+	b.WriteString(strings.ToLower(q.Action))
+	b.WriteByte('\x00')
+	b.WriteString(q.Resource)
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range q.Context {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		b.WriteByte('\x00')
+		b.WriteString(strings.ToLower(k)) // IAM condition keys are case-insensitive
+		vs := slices.Clone(q.Context[k])
+		slices.Sort(vs)
+		for _, v := range slices.Compact(vs) {
+			b.WriteByte('\x01')
+			b.WriteString(v)
+		}
+	}
+	return b.String()
+}
+
+// Simulation is the simulator's answer to one question.
+type Simulation struct {
+	Principal string              `yaml:"principal" json:"principal"`
+	Action    string              `yaml:"action" json:"action"`
+	Resource  string              `yaml:"resource" json:"resource"`
+	Context   map[string][]string `yaml:"context,omitempty" json:"context,omitempty"`
+	// Decision is DecisionAllowed, DecisionImplicitDeny or DecisionExplicitDeny; "" in an answer
+	// means the provider does not know it (a snapshot without that entry).
+	Decision string `yaml:"decision" json:"decision"`
+	// MissingContextValues are the condition keys the policies needed and the question did not
+	// carry: a denial with any is not certain.
+	MissingContextValues []string `yaml:"missingContextValues,omitempty" json:"missingContextValues,omitempty"`
+}
+
+// Question returns the question the simulation answers.
+func (s Simulation) Question() SimulationQuestion {
+	return SimulationQuestion{Principal: s.Principal, Action: s.Action, Resource: s.Resource, Context: s.Context}
+}
+
+// Answer returns the simulation of question q with decision d.
+func (q SimulationQuestion) Answer(d string, missing []string) Simulation {
+	return Simulation{Principal: q.Principal, Action: q.Action, Resource: q.Resource, Context: q.Context, Decision: d, MissingContextValues: missing}
+}
+
+// Denied reports whether the answer is a denial (implicit or explicit).
+func (s Simulation) Denied() bool {
+	return s.Decision == DecisionImplicitDeny || s.Decision == DecisionExplicitDeny
+}
+
+// SimulationRow is one call to the simulator: every action on every resource, in one context. Its
+// questions are the cross product, actions first.
+type SimulationRow struct {
+	Principal string
+	Actions   []string
+	Resources []string
+	Context   map[string][]string
+}
+
+// Questions returns the row's questions, for each action each resource.
+func (r SimulationRow) Questions() []SimulationQuestion {
+	out := make([]SimulationQuestion, 0, len(r.Actions)*len(r.Resources))
+	for _, a := range r.Actions {
+		for _, res := range r.Resources {
+			out = append(out, SimulationQuestion{Principal: r.Principal, Action: a, Resource: res, Context: r.Context})
+		}
+	}
+	return out
+}
+
+// Key is the row's canonical form, for caches: the keys of its questions.
+func (r SimulationRow) Key() string {
+	var b strings.Builder
+	for _, q := range r.Questions() {
+		b.WriteString(q.Key())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,10 @@
+package rules
+
+import (
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// controllerPermissions adds the questions the controller-permission rules ask about an EC2NodeClass
+// (the controller's role and its simulations).
+func (q *aheadQuestions) controllerPermissions(c *validators.Context, o *objects.Object, rf *ruleFacts) {}
