@@ -61,6 +61,7 @@ type Config struct {
 	Rules      map[string]Action `yaml:"rules"`
 	AMIOwners  AMIOwners         `yaml:"amiOwners"`
 	AWS        AWS               `yaml:"aws"`
+	Karpenter  Karpenter         `yaml:"karpenter"`
 
 	// ModeSet is whether the document itself set mode (Default's enforce applies otherwise).
 	ModeSet bool `yaml:"-"`
@@ -74,6 +75,23 @@ type AMIOwners struct {
 	// empty means the fix is not offered for such terms.
 	DefaultOwner string `yaml:"defaultOwner"`
 }
+
+// Karpenter describes the Karpenter installation the cluster runs, for the controller-permission rules.
+type Karpenter struct {
+	// ServiceAccount is the controller's ServiceAccount, namespace/name (default kube-system/karpenter):
+	// its IRSA annotation or Pod Identity association names the controller's role.
+	ServiceAccount string `yaml:"serviceAccount"`
+	// ControllerRoleARN names the controller's role outright, when neither IRSA nor Pod Identity
+	// tells it (or to check a role before it is installed).
+	ControllerRoleARN string `yaml:"controllerRoleARN"`
+	// InterruptionQueue is Karpenter's --interruption-queue (settings.interruptionQueue); empty when
+	// interruption handling is off.
+	InterruptionQueue string `yaml:"interruptionQueue"`
+}
+
+// DefaultKarpenterServiceAccount is where Karpenter's Helm chart puts its ServiceAccount by default in
+// the getting-started guide.
+const DefaultKarpenterServiceAccount = "kube-system/karpenter"
 
 // AWS configures live AWS lookups.
 type AWS struct {
@@ -117,6 +135,7 @@ func Default() *Config {
 			NegativeCacheTTL: Duration{30 * time.Second},
 			OnError:          OnErrorWarn,
 		},
+		Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount},
 	}
 }
 
@@ -199,6 +218,15 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 	if o := c.AMIOwners.DefaultOwner; o != "" && !validOwner(o) {
 		problems = append(problems, fmt.Sprintf("amiOwners.defaultOwner: %q is neither a 12-digit account id nor an alias (amazon, self, aws-marketplace)", o))
 	}
+	if ns, name, ok := strings.Cut(c.Karpenter.ServiceAccount, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		problems = append(problems, fmt.Sprintf("karpenter.serviceAccount %q: expected namespace/name, such as kube-system/karpenter", c.Karpenter.ServiceAccount))
+	}
+	if a := c.Karpenter.ControllerRoleARN; a != "" && !roleARNRE.MatchString(a) {
+		problems = append(problems, fmt.Sprintf("karpenter.controllerRoleARN %q: expected an IAM role ARN such as arn:aws:iam::111122223333:role/KarpenterController", a))
+	}
+	if q := c.Karpenter.InterruptionQueue; strings.ContainsAny(q, ":/ ") {
+		problems = append(problems, fmt.Sprintf("karpenter.interruptionQueue %q: expected the SQS queue's name (Karpenter's settings.interruptionQueue), not its URL or ARN", q))
+	}
 	switch c.AWS.OnError {
 	case OnErrorWarn, OnErrorDeny, OnErrorAllow:
 	default:
@@ -211,7 +239,10 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 	return c, nil
 }
 
-var accountRE = regexp.MustCompile(`^\d{12}$`)
+var (
+	accountRE = regexp.MustCompile(`^\d{12}$`)
+	roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/(.+/)?[\w+=,.@-]+$`)
+)
 
 func validOwner(o string) bool {
 	return o == "amazon" || o == "self" || o == "aws-marketplace" || accountRE.MatchString(o)
@@ -224,7 +255,8 @@ func emptyDocument(n *yaml.Node) bool {
 
 // typeNames replaces the Go types in yaml's "cannot unmarshal" errors with what the file should hold.
 var typeNames = strings.NewReplacer(
-	"into config.Config", "into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners and aws",
+	"into config.Config", "into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws and karpenter",
+	"into config.Karpenter", "into karpenter: expected a mapping with serviceAccount, controllerRoleARN and interruptionQueue",
 	"into config.Mode", "into mode: expected enforce, warn or dry-run",
 	"into map[string]config.Action", "into rules: expected a mapping of rule ID to deny, warn, audit or off",
 	"into config.Action", "into a rule action: expected deny, warn, audit or off",
@@ -247,6 +279,7 @@ func cleanYAMLError(err error) string {
 		l = strings.Replace(l, "not found in type config.Config", "is not a GuardConfig key", 1)
 		l = strings.Replace(l, "not found in type config.AWS", "is not a key of aws", 1)
 		l = strings.Replace(l, "not found in type config.AMIOwners", "is not a key of amiOwners", 1)
+		l = strings.Replace(l, "not found in type config.Karpenter", "is not a key of karpenter", 1)
 		l = typeNames.Replace(l)
 		out = append(out, l)
 	}

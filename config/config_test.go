@@ -59,6 +59,7 @@ func TestParseValid(t *testing.T) {
 					NegativeCacheTTL: Duration{30 * time.Second},
 					OnError:          OnErrorWarn,
 				},
+				Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount},
 			},
 		},
 		{
@@ -214,9 +215,29 @@ func TestParseInvalid(t *testing.T) {
 			wantErr: "line 4: found character that cannot start any token",
 		},
 		{
+			name:    "karpenter service account without a namespace",
+			in:      header + "karpenter:\n  serviceAccount: karpenter\n",
+			wantErr: `karpenter.serviceAccount "karpenter": expected namespace/name, such as kube-system/karpenter`,
+		},
+		{
+			name:    "karpenter controller role that is not a role ARN",
+			in:      header + "karpenter:\n  controllerRoleARN: KarpenterController\n",
+			wantErr: `karpenter.controllerRoleARN "KarpenterController": expected an IAM role ARN such as arn:aws:iam::111122223333:role/KarpenterController`,
+		},
+		{
+			name:    "karpenter interruption queue given as a URL",
+			in:      header + "karpenter:\n  interruptionQueue: https://sqs.us-east-1.amazonaws.com/111122223333/prod\n",
+			wantErr: `karpenter.interruptionQueue "https://sqs.us-east-1.amazonaws.com/111122223333/prod": expected the SQS queue's name (Karpenter's settings.interruptionQueue), not its URL or ARN`,
+		},
+		{
+			name:    "unknown karpenter key",
+			in:      header + "karpenter:\n  role: x\n",
+			wantErr: `line 4: field role is not a key of karpenter`,
+		},
+		{
 			name:    "a list instead of a mapping",
 			in:      "- apiVersion: karpenter-guard.io/v1alpha1\n",
-			wantErr: "line 1: cannot unmarshal !!seq into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners and aws",
+			wantErr: "line 1: cannot unmarshal !!seq into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws and karpenter",
 		},
 		{
 			name:    "kind as a list",
@@ -395,6 +416,7 @@ func TestDefault(t *testing.T) {
 			NegativeCacheTTL: Duration{30 * time.Second},
 			OnError:          OnErrorWarn,
 		},
+		Karpenter: Karpenter{ServiceAccount: "kube-system/karpenter"},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() =\n  %+v\nwant\n  %+v", d, want)
