@@ -111,6 +111,9 @@ type Context struct {
 	// FindNodeClass, when set, answers NodeClass lookups in place of Input: the webhook's cluster
 	// cache is indexed by name, and a review should not read every stored class to find one.
 	FindNodeClass func(name string) *objects.Object
+	// FindNodePools, when set, answers NodePoolsOf in place of Input: the webhook's cluster cache holds
+	// the NodePools an EC2NodeClass under review serves.
+	FindNodePools func(nodeClass string) []*objects.Object
 	// CRDs are the Karpenter CRDs karpenter-crd-invalid validates against (--karpenter-crds); nil for
 	// the ones built in.
 	CRDs *crds.Set
@@ -153,6 +156,28 @@ func (c *Context) NodeClass(name string) *objects.Object {
 		}
 	}
 	return c.nodeClasses[name]
+}
+
+// NodePoolsOf returns the NodePools whose nodeClassRef names the EC2NodeClass of that name:
+// FindNodePools's answer when it is set, else those of the input. A pool whose reference names
+// another provider's kind is left out.
+func (c *Context) NodePoolsOf(name string) []*objects.Object {
+	all := c.Input
+	if c.FindNodePools != nil {
+		all = c.FindNodePools(name)
+	}
+	var out []*objects.Object
+	for _, o := range all {
+		if o.NodePool == nil {
+			continue
+		}
+		ref := o.NodePool.Spec.Template.Spec.NodeClassRef
+		if ref == nil || ref.Name != name || (ref.Kind != "" && ref.Kind != objects.KindEC2NodeClass) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // Catalog is the rule registry.

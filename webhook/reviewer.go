@@ -32,6 +32,8 @@ type Cluster interface {
 	NodeClasses() []*objects.Object
 	// NodeClass returns the cluster's EC2NodeClass of that name, or nil.
 	NodeClass(name string) *objects.Object
+	// NodePools returns the cluster's NodePools (do not modify them).
+	NodePools() []*objects.Object
 	// Synced returns nil once the objects are complete (the watch caches have synced), else why not.
 	Synced(ctx context.Context) error
 	// FetchNodeClass asks the API server for one EC2NodeClass (nil when there is none), for a class
@@ -240,6 +242,9 @@ func (r *Reviewer) evaluate(ctx context.Context, cat *validators.Catalog, rv *re
 	switch rv.kind {
 	case validators.KindEC2NodeClass:
 		self, deleted, stored := rv.obj, rv.req.Operation == admissionv1.Delete, find
+		if r.Cluster != nil {
+			c.FindNodePools = func(string) []*objects.Object { return r.Cluster.NodePools() }
+		}
 		find = func(name string) *objects.Object {
 			switch {
 			case name != self.Name:

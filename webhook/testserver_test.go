@@ -40,6 +40,7 @@ import (
 type fixedCluster struct{ classes []*objects.Object }
 
 func (c fixedCluster) NodeClasses() []*objects.Object { return c.classes }
+func (fixedCluster) NodePools() []*objects.Object     { return nil }
 func (fixedCluster) Synced(context.Context) error     { return nil }
 
 func (c fixedCluster) NodeClass(name string) *objects.Object {

@@ -71,6 +71,9 @@ func NewCluster(n int) (*Cluster, error) {
 // NodeClasses returns the cluster's EC2NodeClasses.
 func (c *Cluster) NodeClasses() []*objects.Object { return c.classes }
 
+// NodePools returns no NodePools: the corpus cluster holds classes only.
+func (c *Cluster) NodePools() []*objects.Object { return nil }
+
 // NodeClass returns the class of that name, or nil.
 func (c *Cluster) NodeClass(name string) *objects.Object { return c.byName[name] }
 

@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/karpenter-guard/karpenter-guard/validators"
+import (
+	"slices"
+
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
 
 // Default returns the full catalog of this build: every rule of allRules, asking a remote provider
 // ahead the questions they will ask (askAhead; see validators.Catalog.Evaluate).
@@ -10,6 +14,11 @@ func Default() *validators.Catalog {
 
 // allRules lists every rule of this build. Order does not matter: the catalog sorts by kind and ID.
 func allRules() []*validators.Rule {
+	return slices.Concat(baseRules(), nodeIdentityRules(), controllerPermissionRules())
+}
+
+// baseRules are the rules of the catalog before join readiness.
+func baseRules() []*validators.Rule {
 	return []*validators.Rule{
 		// EC2NodeClass, static
 		instanceProfileARN,

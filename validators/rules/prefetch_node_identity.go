@@ -8,3 +8,6 @@ import (
 // nodeIdentity adds the questions the node-identity rules ask about an EC2NodeClass (the node role's
 // trust policy and its simulations).
 func (q *aheadQuestions) nodeIdentity(c *validators.Context, o *objects.Object, rf *ruleFacts) {}
+
+// nodeIdentityRules are the rules about the node role's identity and permissions (join readiness).
+func nodeIdentityRules() []*validators.Rule { return nil }
