@@ -5,8 +5,8 @@
 package livetest
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
