@@ -153,6 +153,31 @@ func normalized(cf *ClusterFacts) ClusterFacts {
 		}
 		c.SecurityGroups = &gs
 	}
+	if cf.Simulations != nil {
+		var sims []Simulation
+		for _, sim := range *cf.Simulations {
+			if len(sim.MissingContextValues) == 0 {
+				sim.MissingContextValues = nil
+			}
+			if len(sim.Context) == 0 {
+				sim.Context = nil
+			} else {
+				ctx := map[string][]string{}
+				for k, v := range sim.Context {
+					if len(v) == 0 {
+						v = nil
+					}
+					ctx[k] = v
+				}
+				sim.Context = ctx
+			}
+			sims = append(sims, sim)
+		}
+		if sims == nil {
+			sims = []Simulation{}
+		}
+		c.Simulations = &sims
+	}
 	return c
 }
 

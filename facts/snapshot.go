@@ -287,7 +287,11 @@ func (v *validator) check(cf *ClusterFacts) {
 		case "", CredentialsNodeRole:
 		case CredentialsIRSA, CredentialsPodIdentity:
 			if !roleARNRE.MatchString(cni.RoleARN) {
-				v.errorf(v.at("vpcCNI", "roleArn"), "vpcCNI.roleArn %q: credentials %s need the IAM role ARN aws-node acts as", cni.RoleARN, cni.Credentials)
+				at := v.at("vpcCNI", "roleArn")
+				if cni.RoleARN == "" {
+					at = v.at("vpcCNI", "credentials")
+				}
+				v.errorf(at, "vpcCNI.roleArn %q: credentials %s need the IAM role ARN aws-node acts as", cni.RoleARN, cni.Credentials)
 			}
 		default:
 			v.errorf(v.at("vpcCNI", "credentials"), "vpcCNI.credentials %q: expected nodeRole, irsa or podIdentity", cni.Credentials)

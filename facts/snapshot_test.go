@@ -63,7 +63,7 @@ func TestDecodeSnapshotFileExample(t *testing.T) {
 		APIVersion: SnapshotAPIVersion,
 		Kind:       SnapshotKind,
 		Cluster: &Cluster{Name: "prod-eks", Region: "us-east-1", Partition: "aws", AccountID: "111122223333",
-			Version: "1.33", AuthenticationMode: ModeAPIAndConfigMap, VPCID: "vpc-0a1b2c3d"},
+			Version: "1.33", AuthenticationMode: ModeAPIAndConfigMap, VPCID: "vpc-0a1b2c3d", PodIdentityAssociations: ptr(3)},
 		AccessEntries: &[]AccessEntry{{
 			PrincipalARN: "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks", Type: EntryEC2Linux,
 			Username: "system:node:{{EC2PrivateDNSName}}", KubernetesGroups: []string{}, CreatedAt: ts("2025-06-01T10:00:00Z"),
@@ -71,7 +71,8 @@ func TestDecodeSnapshotFileExample(t *testing.T) {
 		AWSAuth: &map[string]string{"mapRoles": "- rolearn: arn:aws:iam::111122223333:role/eks-node-role\n" +
 			"  username: system:node:{{EC2PrivateDNSName}}\n  groups: [system:bootstrappers, system:nodes]\n"},
 		Roles: &[]Role{
-			{Name: "KarpenterNodeRole-prod-eks", Path: "/", ARN: "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks", CreateDate: ts("2025-05-30T09:00:00Z")},
+			{Name: "KarpenterNodeRole-prod-eks", Path: "/", ARN: "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks", CreateDate: ts("2025-05-30T09:00:00Z"),
+				AssumeRolePolicyDocument: `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`},
 			{Name: "AWSServiceRoleForEC2Spot", Path: "/aws-service-role/spot.amazonaws.com/", ARN: "arn:aws:iam::111122223333:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"},
 		},
 		InstanceProfiles: &[]InstanceProfile{{Name: "KarpenterNodeInstanceProfile-prod-eks",
@@ -83,6 +84,12 @@ func TestDecodeSnapshotFileExample(t *testing.T) {
 			Tags: map[string]string{"karpenter.sh/discovery": "prod-eks", "Name": "private-a"}}},
 		SecurityGroups: &[]SecurityGroup{{ID: "sg-0node", Name: "eks-node", VPCID: "vpc-0a1b2c3d", Tags: map[string]string{"karpenter.sh/discovery": "prod-eks"}}},
 		EBSDefaults:    &EBSEncryption{EncryptionByDefault: false, KMSKeyID: "arn:aws:kms:us-east-1:111122223333:alias/aws/ebs"},
+		KarpenterController: &ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: "arn:aws:iam::111122223333:role/KarpenterController-prod-eks",
+			Source: CredentialsPodIdentity, SessionPolicy: ptr(false)},
+		VPCCNI: &CNI{Present: ptr(true), Credentials: CredentialsNodeRole},
+		Simulations: &[]Simulation{{Principal: "arn:aws:iam::111122223333:role/KarpenterController-prod-eks", Action: "iam:PassRole",
+			Resource: "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks", Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}},
+			Decision: DecisionAllowed, MissingContextValues: []string{}}},
 	}
 	if !reflect.DeepEqual(cf, want) {
 		got, _ := yaml.Marshal(cf)
@@ -90,6 +97,8 @@ func TestDecodeSnapshotFileExample(t *testing.T) {
 		t.Errorf("decoded example differs\n--- got\n%s\n--- want\n%s", got, exp)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // TestDecodeSnapshotFileErrors: every bad snapshot is refused with the file line of the culprit and a
 // message saying what is wrong and what is expected.
@@ -135,7 +144,35 @@ func TestDecodeSnapshotFileErrors(t *testing.T) {
 		{"no apiVersion nor kind", lines("cluster:", "  name: a"), 1, []string{`apiVersion ""`, "expected apiVersion"}},
 
 		{"unknown top-level field", lines(hdrAPI, hdrKind, "cluster:", "  name: a", "subnet: []"), 5,
-			[]string{`unknown field "subnet" in ClusterFacts`, "expected apiVersion, kind, cluster, accessEntries, awsAuth, roles, instanceProfiles, images, ssmParameters, subnets, securityGroups, ebsDefaults"}},
+			[]string{`unknown field "subnet" in ClusterFacts`, "expected apiVersion, kind, cluster, accessEntries, awsAuth, roles, instanceProfiles, images, ssmParameters, subnets, securityGroups, ebsDefaults, karpenterController, vpcCNI, simulations"}},
+		{"podIdentityAssociations quoted", lines(hdrAPI, hdrKind, "cluster:", "  podIdentityAssociations: \"3\""), 4,
+			[]string{`cluster.podIdentityAssociations: "3": expected a whole number such as 5`}},
+		{"podIdentityAssociations negative", lines(hdrAPI, hdrKind, "cluster:", "  podIdentityAssociations: -1"), 4,
+			[]string{`cluster.podIdentityAssociations: -1 (a number): expected a whole number such as 5`}},
+		{"podIdentityAssociations a fraction", lines(hdrAPI, hdrKind, "cluster:", "  podIdentityAssociations: 1.5"), 4,
+			[]string{`cluster.podIdentityAssociations: 1.5 (a number): expected a whole number such as 5`}},
+		{"podIdentityAssociations in hex", lines(hdrAPI, hdrKind, "cluster:", "  podIdentityAssociations: 0x10"), 4,
+			[]string{`cluster.podIdentityAssociations: 0x10 (a number): expected a whole number such as 5`}},
+		{"karpenterController role not an ARN", lines(hdrAPI, hdrKind, "karpenterController:", "  roleArn: KarpenterController", "  source: irsa"), 4,
+			[]string{`karpenterController.roleArn "KarpenterController" is not an IAM role ARN`}},
+		{"karpenterController unknown source", lines(hdrAPI, hdrKind, "karpenterController:", "  roleArn: arn:aws:iam::111122223333:role/k", "  source: IRSA"), 5,
+			[]string{`karpenterController.source "IRSA": expected irsa, podIdentity or config`}},
+		{"karpenterController serviceAccount without a namespace", lines(hdrAPI, hdrKind, "karpenterController:", "  serviceAccount: karpenter", "  roleArn: arn:aws:iam::111122223333:role/k", "  source: irsa"), 4,
+			[]string{`karpenterController.serviceAccount "karpenter": expected namespace/name`}},
+		{"vpcCNI irsa without a role", lines(hdrAPI, hdrKind, "vpcCNI:", "  present: true", "  credentials: irsa"), 5,
+			[]string{`vpcCNI.roleArn "": credentials irsa need the IAM role ARN aws-node acts as`}},
+		{"vpcCNI present not a boolean", lines(hdrAPI, hdrKind, "vpcCNI:", "  present: yes"), 4,
+			[]string{`vpcCNI.present: "yes": expected true or false`}},
+		{"simulation with an unknown decision", lines(hdrAPI, hdrKind, "simulations:", "  - principal: arn:aws:iam::111122223333:role/k", "    action: iam:PassRole", "    resource: '*'", "    decision: denied"), 7,
+			[]string{`simulations[0].decision "denied": expected allowed, implicitDeny or explicitDeny`}},
+		{"simulation without a resource", lines(hdrAPI, hdrKind, "simulations:", "  - principal: arn:aws:iam::111122223333:role/k", "    action: iam:PassRole", "    decision: allowed"), 4,
+			[]string{`simulations[0] needs principal, action and resource`}},
+		{"simulation context value not a list", lines(hdrAPI, hdrKind, "simulations:", "  - principal: arn:aws:iam::111122223333:role/k", "    action: iam:PassRole", "    resource: '*'", "    context: {iam:PassedToService: ec2.amazonaws.com}", "    decision: allowed"), 7,
+			[]string{`simulations[0].context["iam:PassedToService"]: "ec2.amazonaws.com": expected a list of strings`}},
+		{"the same simulation twice, context in another order", lines(hdrAPI, hdrKind, "simulations:",
+			"  - {principal: 'arn:aws:iam::111122223333:role/k', action: ec2:RunInstances, resource: '*', context: {a: [x, y], b: [z]}, decision: allowed}",
+			"  - {principal: 'arn:aws:iam::111122223333:role/k', action: EC2:RunInstances, resource: '*', context: {b: [z], a: [y, x]}, decision: implicitDeny}"), 5,
+			[]string{`simulations[1] asks the same question as simulations[0]`}},
 		{"ebsDefaults without a value", lines(hdrAPI, hdrKind, "ebsDefaults:"), 3,
 			[]string{"ebsDefaults has no value: expected a mapping with encryptionByDefault, kmsKeyID; leave ebsDefaults out when it is unknown"}},
 		{"ebsDefaults encryptionByDefault not a boolean", lines(hdrAPI, hdrKind, "ebsDefaults:", "  encryptionByDefault: \"yes\""), 4,

@@ -1,0 +1,149 @@
+package facts
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+const (
+	controllerARN = "arn:aws:iam::111122223333:role/KarpenterController"
+	nodeRoleARN   = "arn:aws:iam::111122223333:role/KarpenterNodeRole"
+)
+
+// TestSimulationKey: questions that IAM would treat alike have one key (context keys and values in any
+// order, action case), and questions that differ in anything IAM reads do not.
+func TestSimulationKey(t *testing.T) {
+	base := SimulationQuestion{Principal: controllerARN, Action: "ec2:CreateFleet", Resource: "*",
+		Context: map[string][]string{"aws:RequestTag/a": {"1"}, ContextTagKeys: {"a", "b"}}}
+	same := []SimulationQuestion{
+		{Principal: controllerARN, Action: "EC2:CreateFleet", Resource: "*",
+			Context: map[string][]string{ContextTagKeys: {"b", "a"}, "aws:RequestTag/a": {"1"}}},
+		{Principal: controllerARN, Action: "ec2:CreateFleet", Resource: "*",
+			Context: map[string][]string{"AWS:RequestTag/a": {"1"}, ContextTagKeys: {"a", "b", "a"}}},
+	}
+	for i, q := range same {
+		if q.Key() != base.Key() {
+			t.Errorf("same[%d] has another key than base", i)
+		}
+	}
+	differ := []SimulationQuestion{
+		{Principal: nodeRoleARN, Action: base.Action, Resource: base.Resource, Context: base.Context},
+		{Principal: base.Principal, Action: "ec2:RunInstances", Resource: base.Resource, Context: base.Context},
+		{Principal: base.Principal, Action: base.Action, Resource: "arn:aws:ec2:us-east-1:111122223333:fleet/*", Context: base.Context},
+		{Principal: base.Principal, Action: base.Action, Resource: base.Resource, Context: map[string][]string{"aws:RequestTag/a": {"2"}, ContextTagKeys: {"a", "b"}}},
+		{Principal: base.Principal, Action: base.Action, Resource: base.Resource, Context: map[string][]string{"aws:RequestTag/a": {"1"}}},
+		{Principal: base.Principal, Action: base.Action, Resource: base.Resource},
+	}
+	for i, q := range differ {
+		if q.Key() == base.Key() {
+			t.Errorf("differ[%d] has the key of base", i)
+		}
+	}
+}
+
+// TestSnapshotSimulate: a row is answered question by question from the lookup section; a question
+// without an entry is unknown (an empty decision), and a snapshot without the section cannot simulate.
+func TestSnapshotSimulate(t *testing.T) {
+	ctx := context.Background()
+	pass := map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}
+	cf := &ClusterFacts{Simulations: &[]Simulation{
+		{Principal: controllerARN, Action: "iam:PassRole", Resource: nodeRoleARN, Context: pass, Decision: DecisionImplicitDeny},
+		{Principal: controllerARN, Action: "iam:GetInstanceProfile", Resource: "*", Decision: DecisionAllowed},
+		{Principal: controllerARN, Action: "iam:CreateInstanceProfile", Resource: "*", Decision: DecisionImplicitDeny, MissingContextValues: []string{"aws:RequestTag/kubernetes.io/cluster/prod"}},
+	}}
+	s := NewSnapshot(cf)
+	row := SimulationRow{Principal: controllerARN, Actions: []string{"iam:GetInstanceProfile", "iam:CreateInstanceProfile", "iam:TagInstanceProfile"}, Resources: []string{"*"}}
+	got, err := s.Simulate(ctx, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{DecisionAllowed, DecisionImplicitDeny, ""}
+	for i, sim := range got {
+		if sim.Decision != want[i] || sim.Action != row.Actions[i] {
+			t.Errorf("answer %d: %s %q, want %s %q", i, sim.Action, sim.Decision, row.Actions[i], want[i])
+		}
+	}
+	if !reflect.DeepEqual(got[1].MissingContextValues, []string{"aws:RequestTag/kubernetes.io/cluster/prod"}) {
+		t.Errorf("missing context values not kept: %v", got[1].MissingContextValues)
+	}
+	got, err = s.Simulate(ctx, SimulationRow{Principal: controllerARN, Actions: []string{"iam:PassRole"}, Resources: []string{nodeRoleARN}, Context: pass})
+	if err != nil || len(got) != 1 || !got[0].Denied() {
+		t.Errorf("PassRole: %+v, %v; want a denial", got, err)
+	}
+	// The same question without its context is another question.
+	got, _ = s.Simulate(ctx, SimulationRow{Principal: controllerARN, Actions: []string{"iam:PassRole"}, Resources: []string{nodeRoleARN}})
+	if got[0].Decision != "" {
+		t.Errorf("PassRole without context answered %q from an entry with context", got[0].Decision)
+	}
+	if _, err := NewSnapshot(&ClusterFacts{}).Simulate(ctx, row); !IsUnknown(err) || Reason(err) != notInSnapshot {
+		t.Errorf("no simulations section: %v, want unknown %q", err, notInSnapshot)
+	}
+}
+
+// TestSnapshotIdentityFacts: each identity fact is known exactly when its section (or field) is there.
+func TestSnapshotIdentityFacts(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	full := NewSnapshot(&ClusterFacts{
+		Cluster:             &Cluster{Name: "prod", PodIdentityAssociations: &n},
+		KarpenterController: &ControllerRole{RoleARN: controllerARN, Source: CredentialsIRSA},
+		VPCCNI:              &CNI{Credentials: CredentialsNodeRole},
+		Simulations:         &[]Simulation{},
+	})
+	empty := NewSnapshot(&ClusterFacts{Cluster: &Cluster{Name: "prod"}})
+	for _, f := range []Fact{ClusterPodIdentityAssociations, KarpenterController, VPCCNI, Simulations} {
+		if err := full.Known(ctx, f); err != nil {
+			t.Errorf("%s: %v, want known", f, err)
+		}
+		if err := empty.Known(ctx, f); !IsUnknown(err) {
+			t.Errorf("%s without its section: %v, want unknown", f, err)
+		}
+	}
+	if got, err := full.PodIdentityAssociations(ctx); got != 0 || err != nil {
+		t.Errorf("PodIdentityAssociations = %d, %v", got, err)
+	}
+	if kc, err := full.KarpenterController(ctx); err != nil || kc.RoleARN != controllerARN {
+		t.Errorf("KarpenterController = %+v, %v", kc, err)
+	}
+	if _, err := empty.VPCCNI(ctx); !IsUnknown(err) {
+		t.Errorf("VPCCNI without the section: %v", err)
+	}
+}
+
+// TestRecorderIdentityFacts: what the rules ask of the identity facts is written to the snapshot, and
+// the snapshot then answers the same; a simulation the provider could not answer stays out (unknown).
+func TestRecorderIdentityFacts(t *testing.T) {
+	ctx := context.Background()
+	three := 3
+	src := NewSnapshot(&ClusterFacts{
+		Cluster:             &Cluster{Name: "prod", Region: "us-east-1", PodIdentityAssociations: &three},
+		KarpenterController: &ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: controllerARN, Source: CredentialsPodIdentity},
+		VPCCNI:              &CNI{Credentials: CredentialsIRSA, RoleARN: nodeRoleARN},
+		Simulations: &[]Simulation{
+			{Principal: controllerARN, Action: "iam:GetInstanceProfile", Resource: "*", Decision: DecisionAllowed},
+			{Principal: controllerARN, Action: "iam:ListInstanceProfiles", Resource: "*", Decision: DecisionExplicitDeny},
+		},
+	})
+	r := NewRecorder(src)
+	_, _ = r.Cluster(ctx)
+	_, _ = r.PodIdentityAssociations(ctx)
+	_, _ = r.KarpenterController(ctx)
+	_, _ = r.VPCCNI(ctx)
+	row := SimulationRow{Principal: controllerARN, Actions: []string{"iam:GetInstanceProfile", "iam:ListInstanceProfiles", "iam:DeleteInstanceProfile"}, Resources: []string{"*"}}
+	before, _ := r.Simulate(ctx, row)
+	cf := r.Snapshot()
+	if cf.Cluster == nil || cf.Cluster.PodIdentityAssociations == nil || *cf.Cluster.PodIdentityAssociations != 3 {
+		t.Errorf("cluster.podIdentityAssociations not recorded: %+v", cf.Cluster)
+	}
+	if cf.KarpenterController == nil || cf.VPCCNI == nil {
+		t.Fatalf("identities not recorded: %+v %+v", cf.KarpenterController, cf.VPCCNI)
+	}
+	if cf.Simulations == nil || len(*cf.Simulations) != 2 {
+		t.Fatalf("simulations recorded: %+v, want the 2 answered", cf.Simulations)
+	}
+	after, err := NewSnapshot(cf).Simulate(ctx, row)
+	if err != nil || !reflect.DeepEqual(before, after) {
+		t.Errorf("the recorded snapshot answers\n%+v\nwant\n%+v (%v)", after, before, err)
+	}
+}
