@@ -18,6 +18,8 @@ import (
 //	GET /clusters/{name}                                  DescribeCluster
 //	GET /clusters/{name}/access-entries?maxResults&nextToken ListAccessEntries
 //	GET /clusters/{name}/access-entries/{principalArn}    DescribeAccessEntry (ARN percent-encoded)
+//	GET /clusters/{name}/pod-identity-associations…       ListPodIdentityAssociations and
+//	                                                      DescribePodIdentityAssociation (podidentity.go)
 type eksAPI struct{}
 
 // eksPath returns the percent-decoded path segments of an EKS request. The SDK encodes ":" and "/" of
@@ -48,11 +50,15 @@ func (eksAPI) parse(r *request) error {
 			r.op = "ListAccessEntries"
 		case len(segs) == 4 && segs[2] == "access-entries":
 			r.op = "DescribeAccessEntry"
+		case len(segs) == 3 && segs[2] == "pod-identity-associations":
+			r.op = "ListPodIdentityAssociations"
+		case len(segs) == 4 && segs[2] == "pod-identity-associations":
+			r.op = "DescribePodIdentityAssociation"
 		}
 	}
 	if r.op == "" {
 		return &apiError{status: http.StatusNotFound, code: "UnknownOperationException",
-			message: fmt.Sprintf("fakeaws serves only DescribeCluster, ListAccessEntries and DescribeAccessEntry of EKS, not %s %s", r.Method, r.URL.EscapedPath())}
+			message: fmt.Sprintf("fakeaws serves only DescribeCluster, ListAccessEntries, DescribeAccessEntry, ListPodIdentityAssociations and DescribePodIdentityAssociation of EKS, not %s %s", r.Method, r.URL.EscapedPath())}
 	}
 	return nil
 }
@@ -121,6 +127,10 @@ func (a eksAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return a.listAccessEntries(w, r, wd)
 	case "DescribeAccessEntry":
 		return a.describeAccessEntry(w, r, wd, segs[3])
+	case "ListPodIdentityAssociations":
+		return a.listPodIdentityAssociations(w, r, wd)
+	case "DescribePodIdentityAssociation":
+		return a.describePodIdentityAssociation(w, r, wd, segs[3])
 	}
 	return fmt.Errorf("eks: unhandled operation %s", r.op)
 }
@@ -229,6 +239,9 @@ func (eksAPI) resource(r *request, wd *world) string {
 	}
 	if r.op == "DescribeAccessEntry" && len(segs) == 4 {
 		return wd.arn("eks", wd.region, wd.account, "access-entry/"+segs[1]+"/"+accessEntryPath(segs[3])+"/*")
+	}
+	if r.op == "DescribePodIdentityAssociation" && len(segs) == 4 {
+		return wd.arn("eks", wd.region, wd.account, "podidentityassociation/"+segs[1]+"/"+segs[3])
 	}
 	return wd.arn("eks", wd.region, wd.account, "cluster/"+segs[1])
 }

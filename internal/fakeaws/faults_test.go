@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -28,14 +29,22 @@ import (
 
 const principal = "arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks"
 
-// full is the production snapshot with an instance profile, so that every operation has something to find.
+// full is the production snapshot with an instance profile, the controller's Pod Identity association
+// and a simulation, so that every operation has something to find.
 func full(t *testing.T) *facts.ClusterFacts {
 	cf := production(t)
 	profiles := []facts.InstanceProfile{{Name: "KarpenterNodeInstanceProfile-prod-eks",
 		ARN: "arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks", Roles: []string{"KarpenterNodeRole-prod-eks"}}}
 	cf.InstanceProfiles = &profiles
+	associations := 1
+	cf.Cluster.PodIdentityAssociations = &associations
+	cf.KarpenterController = &facts.ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: controller, Source: facts.CredentialsPodIdentity}
+	cf.Simulations = &[]facts.Simulation{{Principal: controller, Action: "iam:PassRole", Resource: principal,
+		Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}, Decision: facts.DecisionAllowed}}
 	return cf
 }
+
+const controller = "arn:aws:iam::111122223333:role/KarpenterController-prod-eks"
 
 // calls makes one successful call of every operation against the production snapshot.
 var calls = map[string]func(context.Context, clients) error{
@@ -49,6 +58,24 @@ var calls = map[string]func(context.Context, clients) error{
 	},
 	"eks:DescribeAccessEntry": func(ctx context.Context, c clients) error {
 		_, err := c.eks.DescribeAccessEntry(ctx, &eks.DescribeAccessEntryInput{ClusterName: aws.String("prod-eks"), PrincipalArn: aws.String(principal)})
+		return err
+	},
+	"eks:ListPodIdentityAssociations": func(ctx context.Context, c clients) error {
+		_, err := c.eks.ListPodIdentityAssociations(ctx, &eks.ListPodIdentityAssociationsInput{ClusterName: aws.String("prod-eks")})
+		return err
+	},
+	"eks:DescribePodIdentityAssociation": func(ctx context.Context, c clients) error {
+		_, err := c.eks.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String("prod-eks"),
+			AssociationId: aws.String(fakeaws.AssociationID("prod-eks", "kube-system", "karpenter"))})
+		return err
+	},
+	"iam:SimulatePrincipalPolicy": func(ctx context.Context, c clients) error {
+		out, err := c.iam.SimulatePrincipalPolicy(ctx, &iam.SimulatePrincipalPolicyInput{PolicySourceArn: aws.String(controller),
+			ActionNames: []string{"iam:PassRole"}, ResourceArns: []string{principal},
+			ContextEntries: []iamtypes.ContextEntry{{ContextKeyName: aws.String("iam:PassedToService"), ContextKeyType: iamtypes.ContextKeyTypeEnumString, ContextKeyValues: []string{"ec2.amazonaws.com"}}}})
+		if err == nil && out.EvaluationResults[0].EvalDecision != iamtypes.PolicyEvaluationDecisionTypeAllowed {
+			err = errors.New("the snapshot's simulation was not the answer")
+		}
 		return err
 	},
 	"iam:GetRole": func(ctx context.Context, c clients) error {
@@ -157,12 +184,15 @@ func TestFaultShapes(t *testing.T) {
 func TestDeniedNamesTheResource(t *testing.T) {
 	srv, c := start(t, full(t))
 	for op, resource := range map[string]string{
-		"iam:GetRole":             " on resource: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks because",
-		"iam:GetInstanceProfile":  " on resource: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks because",
-		"eks:DescribeCluster":     " on resource: arn:aws:eks:us-east-1:111122223333:cluster/prod-eks because",
-		"eks:DescribeAccessEntry": " on resource: arn:aws:eks:us-east-1:111122223333:access-entry/prod-eks/role/111122223333/KarpenterNodeRole-prod-eks/* because",
-		"ssm:GetParameter":        " on resource: arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.33/",
-		"ec2:DescribeImages":      "perform: ec2:DescribeImages because no identity-based policy allows the ec2:DescribeImages action",
+		"iam:GetRole":                        " on resource: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks because",
+		"iam:GetInstanceProfile":             " on resource: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks because",
+		"eks:DescribeCluster":                " on resource: arn:aws:eks:us-east-1:111122223333:cluster/prod-eks because",
+		"eks:DescribeAccessEntry":            " on resource: arn:aws:eks:us-east-1:111122223333:access-entry/prod-eks/role/111122223333/KarpenterNodeRole-prod-eks/* because",
+		"eks:ListPodIdentityAssociations":    " on resource: arn:aws:eks:us-east-1:111122223333:cluster/prod-eks because",
+		"eks:DescribePodIdentityAssociation": " on resource: arn:aws:eks:us-east-1:111122223333:podidentityassociation/prod-eks/" + fakeaws.AssociationID("prod-eks", "kube-system", "karpenter") + " because",
+		"iam:SimulatePrincipalPolicy":        " on resource: " + controller + " because",
+		"ssm:GetParameter":                   " on resource: arn:aws:ssm:us-east-1::parameter/aws/service/eks/optimized-ami/1.33/",
+		"ec2:DescribeImages":                 "perform: ec2:DescribeImages because no identity-based policy allows the ec2:DescribeImages action",
 	} {
 		srv.Inject(op, fakeaws.Fault{AccessDenied: true, Count: 1})
 		err := calls[op](context.Background(), c)

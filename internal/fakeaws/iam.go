@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -93,16 +94,20 @@ func writeXML(w http.ResponseWriter, status int, v any) error {
 	return err
 }
 
-// iamAPI serves GetRole, GetInstanceProfile and ListInstanceProfilesForRole.
+// iamAPI serves GetRole, GetInstanceProfile, ListInstanceProfilesForRole and SimulatePrincipalPolicy
+// (simulate.go).
 type iamAPI struct{}
 
 type iamRole struct {
-	Path               string
-	RoleName           string
-	RoleID             string `xml:"RoleId"`
-	Arn                string
-	CreateDate         string `xml:",omitempty"`
-	MaxSessionDuration int
+	Path       string
+	RoleName   string
+	RoleID     string `xml:"RoleId"`
+	Arn        string
+	CreateDate string `xml:",omitempty"`
+	// AssumeRolePolicyDocument is the trust policy, percent-encoded as IAM sends it (the SDK does not
+	// decode it).
+	AssumeRolePolicyDocument string `xml:",omitempty"`
+	MaxSessionDuration       int
 }
 
 type iamInstanceProfile struct {
@@ -118,7 +123,7 @@ type iamInstanceProfile struct {
 var iamNameRE = regexp.MustCompile(`^[\w+=,.@-]+$`)
 
 func (iamAPI) parse(r *request) error {
-	return queryOperation(r, "GetRole", "GetInstanceProfile", "ListInstanceProfilesForRole")
+	return queryOperation(r, "GetRole", "GetInstanceProfile", "ListInstanceProfilesForRole", "SimulatePrincipalPolicy")
 }
 
 func (a iamAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
@@ -158,6 +163,8 @@ func (a iamAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return &apiError{status: http.StatusNotFound, code: "NoSuchEntity", message: "Instance Profile " + name + " cannot be found."}
 	case "ListInstanceProfilesForRole":
 		return a.listProfilesForRole(w, r, wd)
+	case "SimulatePrincipalPolicy":
+		return a.simulatePrincipalPolicy(w, r, wd)
 	}
 	return fmt.Errorf("iam: unhandled operation %s", r.op)
 }
@@ -243,7 +250,16 @@ func iamRoleOf(wd *world, r facts.Role) iamRole {
 	if path == "" {
 		path = iamPath(arn, r.Name)
 	}
-	return iamRole{Path: path, RoleName: r.Name, RoleID: uniqueID("AROA", arn), Arn: arn, CreateDate: isoTime(r.CreateDate), MaxSessionDuration: 3600}
+	return iamRole{Path: path, RoleName: r.Name, RoleID: uniqueID("AROA", arn), Arn: arn, CreateDate: isoTime(r.CreateDate),
+		AssumeRolePolicyDocument: rfc3986Escape(r.AssumeRolePolicyDocument), MaxSessionDuration: 3600}
+}
+
+// rfc3986Escape percent-encodes a policy document as IAM returns it: everything but the unreserved
+// characters of RFC 3986 (letters, digits, "-._~"), spaces as %20.
+func rfc3986Escape(s string) string {
+	// url.QueryEscape leaves exactly the unreserved characters and writes a space as "+" (a "+" of s
+	// is %2B), so every "+" left is a space.
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
 }
 
 func iamProfileOf(wd *world, p facts.InstanceProfile) iamInstanceProfile {
@@ -293,6 +309,8 @@ func (iamAPI) resource(r *request, wd *world) string {
 		return wd.arn("iam", "", wd.account, "role/"+r.Form.Get("RoleName"))
 	case "GetInstanceProfile":
 		return wd.arn("iam", "", wd.account, "instance-profile/"+r.Form.Get("InstanceProfileName"))
+	case "SimulatePrincipalPolicy":
+		return r.Form.Get("PolicySourceArn")
 	}
 	return ""
 }

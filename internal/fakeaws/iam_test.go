@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +72,37 @@ func TestIAMGetRole(t *testing.T) {
 		case !tc.created.IsZero() && (r.CreateDate == nil || !r.CreateDate.Equal(tc.created)):
 			t.Errorf("%s: createDate %v, want %v", tc.ask, r.CreateDate, tc.created)
 		}
+	}
+}
+
+func TestIAMGetRoleTrustPolicy(t *testing.T) {
+	// A trust policy with spaces, a newline and characters that URL encodings treat differently.
+	const trust = "{\"Version\": \"2012-10-17\",\n \"Statement\": [{\"Effect\": \"Allow\", \"Principal\": {\"Service\": \"ec2.amazonaws.com\"}, \"Action\": \"sts:AssumeRole\", \"Sid\": \"a+b~c*d\"}]}"
+	cf := snapshot(t, identity)
+	(*cf.Roles)[0].AssumeRolePolicyDocument = trust
+	_, c := start(t, cf)
+	out, err := c.iam.GetRole(context.Background(), &iam.GetRoleInput{RoleName: aws.String("KarpenterNodeRole-prod-eks")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RFC 3986, as IAM sends it and the SDK leaves it: only letters, digits and -._~ stay as they are.
+	const want = "%7B%22Version%22%3A%20%222012-10-17%22%2C%0A%20%22Statement%22%3A%20%5B%7B%22Effect%22%3A%20%22Allow%22%2C%20%22Principal%22%3A%20%7B%22Service%22%3A%20%22ec2.amazonaws.com%22%7D%2C%20%22Action%22%3A%20%22sts%3AAssumeRole%22%2C%20%22Sid%22%3A%20%22a%2Bb~c%2Ad%22%7D%5D%7D"
+	got := aws.ToString(out.Role.AssumeRolePolicyDocument)
+	if got != want {
+		t.Errorf("AssumeRolePolicyDocument\n%s\nwant\n%s", got, want)
+	}
+	if decoded, err := url.QueryUnescape(got); err != nil || decoded != trust {
+		t.Errorf("QueryUnescape gives %q, %v; want the snapshot's document", decoded, err)
+	}
+	// The roles of an instance profile carry it too, as IAM's do.
+	prof, err := c.iam.GetInstanceProfile(context.Background(), &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("profile-2")})
+	if err != nil || aws.ToString(prof.InstanceProfile.Roles[0].AssumeRolePolicyDocument) != want {
+		t.Errorf("instance profile role: %+v, %v", prof, err)
+	}
+	// A role whose document the snapshot lacks has none.
+	out, err = c.iam.GetRole(context.Background(), &iam.GetRoleInput{RoleName: aws.String("Lonely")})
+	if err != nil || out.Role.AssumeRolePolicyDocument != nil {
+		t.Errorf("role without a document: %v, %v", out.Role.AssumeRolePolicyDocument, err)
 	}
 }
 

@@ -2,9 +2,12 @@
 // snapshot over the real wire protocols, so that the real aws-sdk-go-v2 clients, pointed at it with
 // BaseEndpoint, see exactly the world the snapshot describes:
 //
-//   - EKS, REST-JSON: DescribeCluster, ListAccessEntries, DescribeAccessEntry (eks.go);
+//   - EKS, REST-JSON: DescribeCluster, ListAccessEntries, DescribeAccessEntry (eks.go),
+//     ListPodIdentityAssociations, DescribePodIdentityAssociation (podidentity.go);
 //   - IAM and STS, query protocol with XML replies: GetRole, GetInstanceProfile,
-//     ListInstanceProfilesForRole, GetCallerIdentity (iam.go);
+//     ListInstanceProfilesForRole, GetCallerIdentity (iam.go), SimulatePrincipalPolicy (simulate.go),
+//     which answers from the snapshot's simulations or evaluates the identity policies given with
+//     WithPolicies (policy.go);
 //   - EC2, EC2 query protocol with <item> lists and EC2 filters: DescribeImages, DescribeSubnets,
 //     DescribeRouteTables, DescribeSecurityGroups, and the account's EBS encryption by default,
 //     GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId (ec2.go);
@@ -49,9 +52,11 @@ import (
 type Server struct {
 	world  atomic.Pointer[world]
 	caller string // caller ARN option; "" derives one from the snapshot's account
-	log    io.Writer
-	logMu  sync.Mutex
-	reqSeq atomic.Uint64
+	// policies are the identity policies of WithPolicies, parsed.
+	policies map[string]*principalPolicies
+	log      io.Writer
+	logMu    sync.Mutex
+	reqSeq   atomic.Uint64
 
 	mu     sync.Mutex
 	faults map[string]*injected
@@ -85,7 +90,7 @@ func (s *Server) SetFacts(cf *facts.ClusterFacts) {
 	if cf == nil {
 		cf = &facts.ClusterFacts{}
 	}
-	s.world.Store(newWorld(cf, s.caller))
+	s.world.Store(newWorld(cf, s.caller, s.policies))
 }
 
 // Start serves the fake on a new loopback test server and returns its base URL (http://127.0.0.1:PORT).
@@ -199,7 +204,8 @@ type api interface {
 // Operations lists the operations the fake serves, as "service:Operation": the names Inject and Calls take.
 var Operations = []string{
 	"eks:DescribeCluster", "eks:ListAccessEntries", "eks:DescribeAccessEntry",
-	"iam:GetRole", "iam:GetInstanceProfile", "iam:ListInstanceProfilesForRole",
+	"eks:ListPodIdentityAssociations", "eks:DescribePodIdentityAssociation",
+	"iam:GetRole", "iam:GetInstanceProfile", "iam:ListInstanceProfilesForRole", "iam:SimulatePrincipalPolicy",
 	"sts:GetCallerIdentity",
 	"ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
 	"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId",

@@ -20,8 +20,8 @@ const (
 	DefaultPartition = "aws"
 )
 
-// world is a snapshot plus what the fake derives from it once: identity, and the route tables EC2
-// would hold for the snapshot's subnets.
+// world is a snapshot plus what the fake derives from it once: identity, the route tables EC2 would
+// hold for the snapshot's subnets, the principals IAM knows, and the cluster's Pod Identity associations.
 type world struct {
 	cf        *facts.ClusterFacts
 	account   string
@@ -30,10 +30,18 @@ type world struct {
 	caller    string
 	subnetNet map[string]string // subnet id -> CIDR block
 	tables    []routeTable
+	// policies are the principals' identity policies (WithPolicies), shared by every world.
+	policies map[string]*principalPolicies
+	// simulations indexes the snapshot's simulations by SimulationQuestion.Key (nil: section absent).
+	simulations map[string]*facts.Simulation
+	// principals are the ARNs SimulatePrincipalPolicy knows.
+	principals map[string]bool
+	// associations are the cluster's Pod Identity associations (nil: unknown).
+	associations []podIdentityAssociation
 }
 
-func newWorld(cf *facts.ClusterFacts, caller string) *world {
-	wd := &world{cf: cf, account: DefaultAccountID, region: DefaultRegion, partition: DefaultPartition}
+func newWorld(cf *facts.ClusterFacts, caller string, policies map[string]*principalPolicies) *world {
+	wd := &world{cf: cf, account: DefaultAccountID, region: DefaultRegion, partition: DefaultPartition, policies: policies}
 	if c := cf.Cluster; c != nil {
 		if c.AccountID != "" {
 			wd.account = c.AccountID
@@ -50,7 +58,41 @@ func newWorld(cf *facts.ClusterFacts, caller string) *world {
 		wd.caller = "arn:" + wd.partition + ":sts::" + wd.account + ":assumed-role/karpenter-guard/fakeaws"
 	}
 	wd.deriveNetwork()
+	wd.derivePrincipals()
+	wd.derivePodIdentity()
 	return wd
+}
+
+// derivePrincipals indexes the simulations section and lists the principals IAM would find: the
+// snapshot's roles, the controller's and aws-node's roles, the principals given policies, and those the
+// simulations section answers for (it could not hold answers for a principal that does not exist).
+func (wd *world) derivePrincipals() {
+	cf := wd.cf
+	wd.principals = map[string]bool{}
+	if cf.Roles != nil {
+		for _, r := range *cf.Roles {
+			wd.principals[iamRoleOf(wd, r).Arn] = true
+		}
+	}
+	if kc := cf.KarpenterController; kc != nil && kc.RoleARN != "" {
+		wd.principals[kc.RoleARN] = true
+	}
+	if cni := cf.VPCCNI; cni != nil && cni.RoleARN != "" {
+		wd.principals[cni.RoleARN] = true
+	}
+	for arn := range wd.policies {
+		wd.principals[arn] = true
+	}
+	if cf.Simulations != nil {
+		wd.simulations = make(map[string]*facts.Simulation, len(*cf.Simulations))
+		for i := range *cf.Simulations {
+			sim := &(*cf.Simulations)[i]
+			wd.principals[sim.Principal] = true
+			if k := sim.Question().Key(); wd.simulations[k] == nil {
+				wd.simulations[k] = sim
+			}
+		}
+	}
 }
 
 // arn builds an ARN of this world's partition.

@@ -2,7 +2,10 @@
 // SSM) for the end-to-end suite and for demos:
 //
 //	go run ./internal/fakeaws/cmd/fakeaws --facts cluster-facts.yaml --addr 127.0.0.1:4566 \
-//	    --fault 'ec2:DescribeImages=latency:2s' --fault 'iam:GetRole=throttle,count:2'
+//	    --policies policies.yaml --fault 'ec2:DescribeImages=latency:2s' --fault 'iam:GetRole=throttle,count:2'
+//
+// --policies gives principals identity policies for iam:SimulatePrincipalPolicy to evaluate (see
+// fakeaws.LoadPolicies for the file's format).
 //
 // It prints the base URL on stdout (one line, once listening), logs one line per request on stderr,
 // and stops gracefully on SIGINT or SIGTERM. Point the AWS SDK at it with AWS_ENDPOINT_URL=<url> (and
@@ -49,12 +52,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	factsFile := fs.String("facts", "", "ClusterFacts snapshot (YAML) to serve (required)")
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on; port 0 picks a free port")
+	policiesFile := fs.String("policies", "", "YAML file of principals' identity policies, which iam:SimulatePrincipalPolicy evaluates for questions the snapshot's simulations do not answer (format above)")
 	quiet := fs.Bool("quiet", false, "do not log requests on stderr")
 	var faults faultFlags
 	fs.Var(&faults, "fault", "inject a fault, op=kind[:arg][,kind[:arg]…]; kinds: latency:DURATION, hang, throttle, denied, status:CODE, unavailable, malformed, count:N, after:N; op: service:Operation, service:* or * (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fakeaws --facts FILE [--addr HOST:PORT] [--fault op=kind[:arg]]... [--quiet]")
+		fmt.Fprintln(stderr, "usage: fakeaws --facts FILE [--policies FILE] [--addr HOST:PORT] [--fault op=kind[:arg]]... [--quiet]")
 		fmt.Fprintln(stderr, "Serves a ClusterFacts snapshot over the AWS wire protocols of EKS, IAM, STS, EC2 and SSM.")
+		fmt.Fprintln(stderr, "A policies file gives principals identity policies for iam:SimulatePrincipalPolicy to evaluate:")
+		fmt.Fprintln(stderr, "  principals:")
+		fmt.Fprintln(stderr, "    arn:aws:iam::111122223333:role/KarpenterController-prod:")
+		fmt.Fprintln(stderr, "      policies: ['{\"Version\":\"2012-10-17\",\"Statement\":[…]}']")
+		fmt.Fprintln(stderr, "      permissionsBoundary: '{…}'   # optional")
 		fmt.Fprintln(stderr, "Operations:", strings.Join(fakeaws.Operations, " "))
 		fs.PrintDefaults()
 	}
@@ -77,6 +86,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", *factsFile, err)
 	}
 	var opts []fakeaws.Option
+	if *policiesFile != "" {
+		data, err := os.ReadFile(*policiesFile)
+		if err != nil {
+			return fmt.Errorf("read policies: %w", err)
+		}
+		p, err := fakeaws.LoadPolicies(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *policiesFile, err)
+		}
+		opts = append(opts, fakeaws.WithPolicies(p))
+	}
 	if !*quiet {
 		opts = append(opts, fakeaws.WithLog(stderr))
 	}
