@@ -70,16 +70,22 @@ func (q SimulationQuestion) Key() string {
 	b.WriteString(strings.ToLower(q.Action))
 	b.WriteByte('\x00')
 	b.WriteString(q.Resource)
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range q.Context {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	// IAM condition keys are case-insensitive: sort and write them lower-case, merging keys that
+	// differ only in case.
+	byKey := make(map[string][]string, len(q.Context))
+	for k, vs := range q.Context {
+		lk := strings.ToLower(k)
+		byKey[lk] = append(byKey[lk], vs...)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		b.WriteByte('\x00')
-		b.WriteString(strings.ToLower(k)) // IAM condition keys are case-insensitive
-		vs := slices.Clone(q.Context[k])
+		b.WriteString(k)
+		vs := slices.Clone(byKey[k])
 		slices.Sort(vs)
 		for _, v := range slices.Compact(vs) {
 			b.WriteByte('\x01')

@@ -147,3 +147,15 @@ func TestRecorderIdentityFacts(t *testing.T) {
 		t.Errorf("the recorded snapshot answers\n%+v\nwant\n%+v (%v)", after, before, err)
 	}
 }
+
+// TestSimulationKeyOrdersKeysIgnoringCase: keys that differ only in case sort as IAM reads them, so the
+// order of the context never changes the key.
+func TestSimulationKeyOrdersKeysIgnoringCase(t *testing.T) {
+	a := SimulationQuestion{Principal: controllerARN, Action: "ec2:CreateTags", Resource: "*",
+		Context: map[string][]string{"aws:RequestTag/Name": {"x"}, "aws:requestTag/karpenter.sh/nodepool": {"p"}}}
+	b := SimulationQuestion{Principal: controllerARN, Action: "ec2:CreateTags", Resource: "*",
+		Context: map[string][]string{"AWS:REQUESTTAG/NAME": {"x"}, "aws:RequestTag/karpenter.sh/nodepool": {"p"}}}
+	if a.Key() != b.Key() {
+		t.Errorf("keys differ:\n%q\n%q", a.Key(), b.Key())
+	}
+}

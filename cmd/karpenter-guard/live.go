@@ -126,8 +126,18 @@ func (o *liveOptions) newProvider(ctx context.Context, cfg *config.Config, kube 
 	if err != nil {
 		return nil, aws.Config{}, err
 	}
+	// ServiceAccounts are read with direct Gets, never through serve's watch cache: RBAC grants get on
+	// two of them, by name, and the cache would watch every one.
+	// Without a direct client they stay unknown, with the reason.
+	var serviceAccounts client.Reader
+	if kube != nil {
+		if c, _, err := o.kubeClient(); err == nil {
+			serviceAccounts = c
+		}
+	}
 	p, err := live.New(live.Options{
 		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,
+		ServiceAccounts: serviceAccounts, Karpenter: cfg.Karpenter,
 		Budget: cfg.AWS.Timeout.Duration, Metrics: m,
 		Cache: cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},
 	})

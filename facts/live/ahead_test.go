@@ -115,7 +115,7 @@ func TestAskAheadConcurrentAndBounded(t *testing.T) {
 		}
 		ts := httptest.NewServer(counted)
 		t.Cleanup(ts.Close)
-		var p facts.Provider = livetest.NewProvider(t, ts.URL, cf, livetest.Options{})
+		var p facts.Provider = newProvider(t, ts.URL, cf, livetest.Options{})
 		if !ahead {
 			p = sequential{p}
 		}
@@ -153,7 +153,7 @@ func TestAskAheadConcurrentAndBounded(t *testing.T) {
 // asked (its access entries, the parameters of the alias for its version) and the rules that need it
 // are not evaluated, with the cluster's reason; what does not depend on it is still asked and checked.
 func TestAskAheadStopsAtTheCluster(t *testing.T) {
-	env := livetest.Start(t, decode(t, world), livetest.Options{})
+	env := start(t, decode(t, world), livetest.Options{})
 	env.Fake.Inject("eks:DescribeCluster", fakeaws.Fault{Unavailable: true})
 	res := review(env.Provider, readClass(t, everyFactClass))
 	for _, op := range []string{"eks:ListAccessEntries", "eks:DescribeAccessEntry", "ssm:GetParameter"} {

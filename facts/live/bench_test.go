@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,12 +39,50 @@ func sharedClasses(n int) *manifest.Set {
 	return set
 }
 
-// benchFacts is the corpus's cluster with the recommended AL2023 parameter too.
+// benchFacts is the corpus's cluster with the recommended AL2023 parameter too, and the identity facts
+// the permission rules need where the corpus has none: the node roles' trust policy, the controller's
+// role (IRSA), aws-node on the node's role, no Pod Identity association, and a simulations section
+// (the fake answers the questions it holds no entry for with an implicit deny).
 func benchFacts() *facts.ClusterFacts {
 	cf := corpus.Facts(200, 50, 100)
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"] = "ami-0al2023x86"
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/recommended/image_id"] = "ami-0al2023arm"
+	for i := range *cf.Roles {
+		if r := &(*cf.Roles)[i]; r.AssumeRolePolicyDocument == "" {
+			r.AssumeRolePolicyDocument = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+		}
+	}
+	if cf.KarpenterController == nil {
+		cf.KarpenterController = &facts.ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: "arn:aws:iam::111122223333:role/KarpenterController", Source: facts.CredentialsIRSA}
+	}
+	if cf.VPCCNI == nil {
+		present := true
+		cf.VPCCNI = &facts.CNI{Present: &present, Credentials: facts.CredentialsNodeRole}
+	}
+	if cf.Cluster.PodIdentityAssociations == nil {
+		none := 0
+		cf.Cluster.PodIdentityAssociations = &none
+	}
+	if cf.Simulations == nil {
+		cf.Simulations = &[]facts.Simulation{}
+	}
 	return cf
+}
+
+// rowCounter counts the distinct simulation rows asked of the provider it wraps.
+type rowCounter struct {
+	facts.Provider
+	mu   sync.Mutex
+	rows map[string]bool
+}
+
+func (c *rowCounter) AskAhead() bool { return facts.AsksAhead(c.Provider) }
+
+func (c *rowCounter) Simulate(ctx context.Context, row facts.SimulationRow) ([]facts.Simulation, error) {
+	c.mu.Lock()
+	c.rows[row.Key()] = true
+	c.mu.Unlock()
+	return c.Provider.Simulate(ctx, row)
 }
 
 // evaluateEach evaluates every object on its own, as the webhook reviews them, rounds times over.
@@ -62,21 +101,28 @@ func evaluateEach(tb testing.TB, cat *validators.Catalog, p facts.Provider, objs
 // selectors make one AWS call per distinct question within the TTL, however many reviews ask it.
 // The figures go into BENCHMARKS.md.
 func TestCallsPerDistinctQuestion(t *testing.T) {
-	env := livetest.Start(t, benchFacts(), livetest.Options{})
+	env := start(t, benchFacts(), livetest.Options{})
 	set := sharedClasses(50)
-	evaluateEach(t, rules.Default(), env.Provider, set.Objects, 1000)
+	rows := &rowCounter{Provider: env.Provider, rows: map[string]bool{}}
+	evaluateEach(t, rules.Default(), rows, set.Objects, 1000)
+	if len(rows.rows) == 0 {
+		t.Fatal("no simulation asked: the permission rules did not run")
+	}
 	want := map[string]int{
-		"eks:DescribeCluster":        1,
-		"eks:ListAccessEntries":      1,
-		"eks:DescribeAccessEntry":    5,         // one per role
-		"iam:GetRole":                5 + 1,     // one per role, and the permission probe
-		"iam:GetInstanceProfile":     1,         // the probe: spec.role names roles, not profiles
-		"ssm:GetParameter":           4,         // pinned and recommended alias × 2 architectures (no rule needs the probe)
-		"ec2:DescribeImages":         2 + 1 + 1, // the 2 images all four parameters name, the name term, and the probe
-		"ec2:DescribeSubnets":        1 + 1,     // the one subnet selector, and the probe
-		"ec2:DescribeRouteTables":    1 + 1,     // the one VPC, and the probe
-		"ec2:DescribeSecurityGroups": 1 + 1,
-		"sts:GetCallerIdentity":      0,
+		"iam:SimulatePrincipalPolicy":        len(rows.rows) + 1, // one per distinct row, and the probe
+		"eks:ListPodIdentityAssociations":    1 + 1,              // aws-node's (the controller has IRSA), and the cluster's count
+		"eks:DescribePodIdentityAssociation": 0,                  // aws-node has none
+		"eks:DescribeCluster":                1,
+		"eks:ListAccessEntries":              1,
+		"eks:DescribeAccessEntry":            5,         // one per role
+		"iam:GetRole":                        5 + 1,     // one per role, and the permission probe
+		"iam:GetInstanceProfile":             1,         // the probe: spec.role names roles, not profiles
+		"ssm:GetParameter":                   4,         // pinned and recommended alias × 2 architectures (no rule needs the probe)
+		"ec2:DescribeImages":                 2 + 1 + 1, // the 2 images all four parameters name, the name term, and the probe
+		"ec2:DescribeSubnets":                1 + 1,     // the one subnet selector, and the probe
+		"ec2:DescribeRouteTables":            1 + 1,     // the one VPC, and the probe
+		"ec2:DescribeSecurityGroups":         1 + 1,
+		"sts:GetCallerIdentity":              0,
 	}
 	var report []string
 	total := 0
@@ -114,7 +160,7 @@ func BenchmarkLookupCold(b *testing.B) {
 
 // BenchmarkLookupWarm is the same question answered from the cache.
 func BenchmarkLookupWarm(b *testing.B) {
-	env := livetest.Start(b, benchFacts(), livetest.Options{})
+	env := start(b, benchFacts(), livetest.Options{})
 	ctx := context.Background()
 	if _, err := env.Provider.Role(ctx, "KarpenterNodeRole-team-1"); err != nil {
 		b.Fatal(err)
@@ -132,11 +178,16 @@ func BenchmarkEvaluateWarm(b *testing.B) {
 	cf := benchFacts()
 	set := sharedClasses(50)
 	cat := rules.Default()
-	env := livetest.Start(b, cf, livetest.Options{})
+	env := start(b, cf, livetest.Options{})
+	// The snapshot holds the simulator's answers to the rules' questions, as `facts export` records them.
+	rec := facts.NewRecorder(env.Provider)
+	evaluateEach(b, cat, rec, set.Objects, len(set.Objects))
+	snap := *cf
+	snap.Simulations = rec.Snapshot().Simulations
 	for _, bc := range []struct {
 		name string
 		p    facts.Provider
-	}{{"snapshot", facts.NewSnapshot(cf)}, {"live", env.Provider}} {
+	}{{"snapshot", facts.NewSnapshot(&snap)}, {"live", env.Provider}} {
 		b.Run(bc.name, func(b *testing.B) {
 			evaluateEach(b, cat, bc.p, set.Objects, len(set.Objects)) // warm every question
 			i := 0
@@ -172,7 +223,7 @@ func BenchmarkColdReview(b *testing.B) {
 			calls := 0
 			for b.Loop() {
 				b.StopTimer()
-				p := livetest.NewProvider(b, url, cf, livetest.Options{})
+				p := newProvider(b, url, cf, livetest.Options{})
 				var fp facts.Provider = p
 				if !bc.ahead {
 					fp = sequential{p}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
 )
 
 // TestIAMPolicyGrantsExactlyWhatIsCalled: the live provider reaches AWS only through the client
@@ -76,4 +78,59 @@ func sortedSet(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return slices.Clip(out)
+}
+
+// TestIAMPolicyScopesIdentityCalls: the calls of the identity facts are granted on exactly the
+// resources they touch, the cluster, its Pod Identity associations and the account's roles, and the
+// simulator's permission probe asks about a role inside them (else the probe would be refused where
+// the real questions are allowed).
+func TestIAMPolicyScopesIdentityCalls(t *testing.T) {
+	data, err := os.ReadFile("../../manifests/iam-policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var policy struct {
+		Statement []struct {
+			Action   []string
+			Resource any
+		}
+	}
+	if err := json.Unmarshal(data, &policy); err != nil {
+		t.Fatalf("manifests/iam-policy.json: %v", err)
+	}
+	resources := map[string][]string{}
+	for _, s := range policy.Statement {
+		var rs []string
+		switch r := s.Resource.(type) {
+		case string:
+			rs = []string{r}
+		case []any:
+			for _, v := range r {
+				rs = append(rs, v.(string))
+			}
+		}
+		for _, a := range s.Action {
+			resources[a] = append(resources[a], rs...)
+		}
+	}
+	want := map[string]string{
+		"eks:ListPodIdentityAssociations":    "arn:${AWS_PARTITION}:eks:${AWS_REGION}:${AWS_ACCOUNT_ID}:cluster/${CLUSTER_NAME}",
+		"eks:DescribePodIdentityAssociation": "arn:${AWS_PARTITION}:eks:${AWS_REGION}:${AWS_ACCOUNT_ID}:podidentityassociation/${CLUSTER_NAME}/*",
+		"iam:SimulatePrincipalPolicy":        "arn:${AWS_PARTITION}:iam::${AWS_ACCOUNT_ID}:role/*",
+	}
+	for action, resource := range want {
+		if got := resources[action]; len(got) != 1 || got[0] != resource {
+			t.Errorf("%s is granted on %q; want exactly %s", action, got, resource)
+		}
+	}
+	filled := strings.NewReplacer("${AWS_PARTITION}", "aws", "${AWS_ACCOUNT_ID}", "111122223333").Replace(want["iam:SimulatePrincipalPolicy"])
+	if probe := iam.ProbeRoleARN("aws", "111122223333"); !matchARN(filled, probe) {
+		t.Errorf("the simulator's probe asks about %s, outside %s", probe, filled)
+	}
+}
+
+// matchARN reports whether an ARN matches a policy's resource pattern, as IAM matches it: "*" is any
+// run of characters, "/" included.
+func matchARN(pattern, arn string) bool {
+	return regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(pattern), `\*`, ".*") + "$").MatchString(arn)
 }

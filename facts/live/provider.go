@@ -1,8 +1,9 @@
 // Package live is the facts provider that asks AWS (EKS, IAM, STS, EC2, SSM through aws-sdk-go-v2) and
-// the Kubernetes API (the kube-system/aws-auth ConfigMap) at admission speed: every answer is cached
-// with positive and negative TTLs, one call is in flight per question, an expired answer is served
-// when its refresh fails or is late (and the evaluation's notes say so), and a question that cannot be
-// answered in time comes back as an unknown fact with the reason, for aws.onError to decide upstream.
+// the Kubernetes API (the kube-system/aws-auth ConfigMap, the ServiceAccounts of Karpenter's controller
+// and aws-node) at admission speed: every answer is cached with positive and negative TTLs, one call
+// is in flight per question, an expired answer is served when its refresh fails or is late (and the
+// evaluation's notes say so), and a question that cannot be answered in time comes back as an unknown
+// fact with the reason, for aws.onError to decide upstream.
 //
 // Deadlines: no caller waits for one question longer than aws.timeout (Options.Budget), nor past its
 // context's deadline. The call itself may go on, detached, until twice the budget, so that a question
@@ -23,8 +24,11 @@
 //
 // Provider composes one provider per concept, each with its own typed caches, one per kind of answer,
 // tuned by Options.Cache (its TTLs, and MaxEntries for each cache): eks (the cluster, its access
-// entries), iam (roles, instance profiles), ec2 (images, subnets and their route tables, security
-// groups, the account's EBS encryption by default), ssm (parameters) and awsauth (the ConfigMap). Answers of one kind never evict another's.
+// entries and Pod Identity associations), iam (roles, instance profiles, the policy simulator's
+// answers), ec2 (images, subnets and their route tables, security groups, the account's EBS
+// encryption by default), ssm (parameters), awsauth (the ConfigMap) and serviceaccount (the
+// ServiceAccounts of Karpenter's controller and aws-node, whose IRSA annotation or Pod Identity
+// association names the role they act as). Answers of one kind never evict another's.
 // The concept providers share the lookup step, the wording of failed calls and the metrics of
 // package awscall.
 package live
@@ -38,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/awsauth"
@@ -45,6 +50,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/serviceaccount"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ssm"
 )
 
@@ -59,6 +65,12 @@ type Options struct {
 	// Kube reads the aws-auth ConfigMap: the manager's cache-backed client in serve (watching only
 	// that ConfigMap), a direct client in the CLI. Nil: aws-auth is unknown.
 	Kube client.Reader
+	// ServiceAccounts reads the ServiceAccounts of Karpenter's controller and aws-node, one Get each
+	// per TTL. It must not be a watch cache: RBAC grants get on those two alone, by name. Nil: Kube.
+	ServiceAccounts client.Reader
+	// Karpenter is the GuardConfig's karpenter section: the controller's ServiceAccount (default
+	// kube-system/karpenter) and the role it names outright, if any.
+	Karpenter config.Karpenter
 	// Budget is aws.timeout: the longest any caller waits for one question (and the STS identity
 	// check), named in the reason of an answer that came too late. A call may go on detached for
 	// another budget to warm the cache (Cache.FetchTimeout defaults to twice the budget).
@@ -82,6 +94,8 @@ type Provider struct {
 	ec2     *ec2.Provider
 	ssm     *ssm.Provider
 	awsAuth *awsauth.Provider
+
+	serviceAccounts *serviceaccount.Provider
 }
 
 var (
@@ -111,6 +125,10 @@ func New(opts Options) (*Provider, error) {
 		opts.Metrics, _ = NewMetrics(nil)
 	}
 	caller := awscall.Caller{Budget: opts.Budget, Metrics: opts.Metrics}
+	saReader := opts.ServiceAccounts
+	if saReader == nil {
+		saReader = opts.Kube
+	}
 	return &Provider{
 		opts:    opts,
 		eks:     eks.NewProvider(opts.Clients.EKS, opts.ClusterName, opts.Region, caller, opts.Cache),
@@ -118,6 +136,8 @@ func New(opts Options) (*Provider, error) {
 		ec2:     ec2.NewProvider(opts.Clients.EC2, caller, opts.Cache),
 		ssm:     ssm.NewProvider(opts.Clients.SSM, caller, opts.Cache),
 		awsAuth: awsauth.NewProvider(opts.Kube, opts.Metrics, opts.Cache),
+
+		serviceAccounts: serviceaccount.NewProvider(saReader, opts.Metrics, opts.Cache),
 	}, nil
 }
 
@@ -128,6 +148,7 @@ func (p *Provider) Close() {
 	p.ec2.Close()
 	p.ssm.Close()
 	p.awsAuth.Close()
+	p.serviceAccounts.Close()
 }
 
 // AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
@@ -135,18 +156,27 @@ func (p *Provider) Close() {
 // facts.AtHandOnly context every question is answered from the cache or not at all.
 func (p *Provider) AskAhead() bool { return true }
 
-// Known implements facts.Provider. Cluster facts, access entries and the EBS defaults are asked for.
-// Whether the facts asked per item (roles, images, …) can be had is learnt from a probe: a question
+// Known implements facts.Provider. Cluster facts, access entries, the EBS defaults, the count of Pod
+// Identity associations and the roles of Karpenter's controller and aws-node are asked for. Whether the
+// facts asked per item (roles, images, simulations, …) can be had is learnt from a probe: a question
 // about something that does not exist, which AWS answers with "not found" when the permission is
 // there and "access denied" when it is not (once per TTL, like every answer). The engine then reports
 // the rules that need a fact AWS denies as not evaluated before running them, exactly as for a
 // snapshot without that section.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	switch f {
-	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries:
+	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries, facts.ClusterPodIdentityAssociations:
 		return p.eks.Known(ctx, f)
 	case facts.Roles, facts.InstanceProfiles:
 		return p.iam.Known(ctx, f)
+	case facts.Simulations:
+		return p.simulationsKnown(ctx)
+	case facts.KarpenterController:
+		_, err := p.KarpenterController(ctx)
+		return err
+	case facts.VPCCNI:
+		_, err := p.VPCCNI(ctx)
+		return err
 	case facts.Images, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults:
 		return p.ec2.Known(ctx, f)
 	case facts.SSMParameters:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,6 +37,7 @@ cluster:
   version: "1.33"
   authenticationMode: API_AND_CONFIG_MAP
   vpcID: vpc-0a1b2c3d
+  podIdentityAssociations: 3
 accessEntries:
   - principalArn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
     type: EC2_LINUX
@@ -53,6 +55,46 @@ roles:
     path: /teams/
     arn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
     createDate: "2025-05-30T09:00:00Z"
+    assumeRolePolicyDocument: '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole","Condition":{"StringEquals":{"aws:SourceAccount":"111122223333","sts:ExternalId":"a+b c/%41"}}}]}'
+karpenterController:
+  serviceAccount: kube-system/karpenter
+  roleArn: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+  source: podIdentity
+  sessionPolicy: false
+vpcCNI:
+  present: true
+  credentials: nodeRole
+simulations:
+  - principal: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+    action: iam:PassRole
+    resource: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
+    context: {iam:PassedToService: [ec2.amazonaws.com]}
+    decision: allowed
+  - principal: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+    action: ec2:CreateFleet
+    resource: arn:aws:ec2:eu-west-1:111122223333:launch-template/*
+    context: {aws:RequestedRegion: [eu-west-1], aws:RequestTag/eks:eks-cluster-name: [prod-eks], aws:TagKeys: [karpenter.sh/nodepool, eks:eks-cluster-name]}
+    decision: implicitDeny
+    missingContextValues: [ec2:CreateAction]
+  - principal: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+    action: ec2:RunInstances
+    resource: arn:aws:ec2:eu-west-1:111122223333:launch-template/*
+    context: {aws:RequestedRegion: [eu-west-1], aws:RequestTag/eks:eks-cluster-name: [prod-eks], aws:TagKeys: [karpenter.sh/nodepool, eks:eks-cluster-name]}
+    decision: explicitDeny
+  - principal: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+    action: ec2:CreateFleet
+    resource: arn:aws:ec2:eu-west-1:111122223333:fleet/*
+    context: {aws:RequestedRegion: [eu-west-1], aws:RequestTag/eks:eks-cluster-name: [prod-eks], aws:TagKeys: [karpenter.sh/nodepool, eks:eks-cluster-name]}
+    decision: allowed
+  - principal: arn:aws:iam::111122223333:role/KarpenterController-prod-eks
+    action: ec2:RunInstances
+    resource: arn:aws:ec2:eu-west-1:111122223333:fleet/*
+    context: {aws:RequestedRegion: [eu-west-1], aws:RequestTag/eks:eks-cluster-name: [prod-eks], aws:TagKeys: [karpenter.sh/nodepool, eks:eks-cluster-name]}
+    decision: implicitDeny
+  - principal: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
+    action: ec2:DescribeInstances
+    resource: "*"
+    decision: allowed
 instanceProfiles:
   - name: KarpenterNodeInstanceProfile
     arn: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile
@@ -92,15 +134,16 @@ func decode(t *testing.T, doc string) *facts.ClusterFacts {
 
 // TestAnswersMatchSnapshot asks the live provider (real SDK clients, the AWS fake on the wire) and the
 // snapshot provider the same questions, including EC2's selector semantics (wildcards, owners, tag
-// "*", pending images, an id that selects alone) and the public-subnet route tables, and demands the
-// same answers.
+// "*", pending images, an id that selects alone), the public-subnet route tables, the trust policy
+// GetRole sends URL-encoded, the controller's and aws-node's roles and the simulations (keyed alike
+// however a row spells its actions and context), and demands the same answers.
 func TestAnswersMatchSnapshot(t *testing.T) {
 	ctx := context.Background()
 	cf := decode(t, world)
 	snap := facts.NewSnapshot(cf)
 	// AWS lists images, subnets and groups in no stated order: the fake serves them in the reverse of
 	// the snapshot's, and both providers must still answer alike.
-	lp := livetest.Start(t, reversedLists(t, world), livetest.Options{}).Provider
+	lp := start(t, reversedLists(t, world), livetest.Options{}).Provider
 
 	same := func(name string, get func(p facts.Provider) (any, error)) {
 		t.Helper()
@@ -114,7 +157,15 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 			t.Errorf("%s:\nsnapshot %s\nlive     %s", name, ws, gs)
 		}
 	}
-	same("cluster", func(p facts.Provider) (any, error) { return p.Cluster(ctx) })
+	same("cluster", func(p facts.Provider) (any, error) {
+		c, err := p.Cluster(ctx)
+		if c == nil {
+			return nil, err
+		}
+		without := *c
+		without.PodIdentityAssociations = nil // DescribeCluster does not say: PodIdentityAssociations asks
+		return without, err
+	})
 	for _, name := range []string{"KarpenterNodeRole", "karpenternoderole", "Missing"} {
 		same("role "+name, func(p facts.Provider) (any, error) { return p.Role(ctx, name) })
 	}
@@ -178,8 +229,15 @@ func TestAnswersMatchSnapshot(t *testing.T) {
 		same("groups "+term.String(), func(p facts.Provider) (any, error) { return p.SecurityGroups(ctx, term) })
 	}
 	same("ebs defaults", func(p facts.Provider) (any, error) { return p.EBSDefaults(ctx) })
+	same("pod identity associations", func(p facts.Provider) (any, error) { return p.PodIdentityAssociations(ctx) })
+	same("karpenter controller", func(p facts.Provider) (any, error) { return p.KarpenterController(ctx) })
+	same("vpc cni", func(p facts.Provider) (any, error) { return p.VPCCNI(ctx) })
+	for _, row := range worldRows {
+		same(fmt.Sprintf("simulations %v", row), func(p facts.Provider) (any, error) { return p.Simulate(ctx, row) })
+	}
 	for _, f := range []facts.Fact{facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries,
-		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults} {
+		facts.AWSAuth, facts.Roles, facts.InstanceProfiles, facts.Images, facts.SSMParameters, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults,
+		facts.ClusterPodIdentityAssociations, facts.KarpenterController, facts.VPCCNI, facts.Simulations} {
 		if err := lp.Known(ctx, f); err != nil {
 			t.Errorf("Known(%s) = %v; the fake serves it", f, err)
 		}
@@ -195,6 +253,7 @@ func TestUnknownSectionsAreDenied(t *testing.T) {
 		facts.Roles: "iam:GetRole", facts.InstanceProfiles: "iam:GetInstanceProfile", facts.Images: "ec2:DescribeImages",
 		facts.SSMParameters: "ssm:GetParameter", facts.Subnets: "ec2:DescribeSubnets", facts.SecurityGroups: "ec2:DescribeSecurityGroups",
 		facts.AccessEntries: "eks:ListAccessEntries", facts.EBSDefaults: "ec2:GetEbsEncryptionByDefault",
+		facts.Simulations: "iam:SimulatePrincipalPolicy", facts.ClusterPodIdentityAssociations: "eks:ListPodIdentityAssociations",
 	} {
 		err := lp.Known(ctx, f)
 		var u *facts.UnknownError
@@ -208,14 +267,22 @@ func TestUnknownSectionsAreDenied(t *testing.T) {
 	if err := lp.Known(ctx, facts.AWSAuth); err == nil || !strings.Contains(err.Error(), "not allowed to read ConfigMap kube-system/aws-auth") {
 		t.Errorf("Known(awsAuth) = %v; want unknown for want of RBAC", err)
 	}
+	for f, sa := range map[facts.Fact]string{facts.KarpenterController: "karpenter", facts.VPCCNI: "aws-node"} {
+		want := fmt.Sprintf("not allowed to read ServiceAccount kube-system/%s (RBAC: get on serviceaccounts in kube-system, resourceNames %s)", sa, sa)
+		if err := lp.Known(ctx, f); facts.Reason(err) != want {
+			t.Errorf("Known(%s) = %v; want unknown because %q", f, err, want)
+		}
+	}
 }
 
 // TestConceptCachesAreSeparate: each concept keeps each kind of answer in a cache of its own, so that
 // answers of one kind never evict another's: with room for a single answer per cache, a second round
 // of one question of every kind is answered from the caches.
 func TestConceptCachesAreSeparate(t *testing.T) {
-	env := livetest.Start(t, decode(t, world), livetest.Options{Cache: cache.Options{MaxEntries: 1}})
+	env := start(t, decode(t, world), livetest.Options{Cache: cache.Options{MaxEntries: 1}})
 	ctx := context.Background()
+	// The controller's role and the count of Pod Identity associations are one kind of answer each
+	// (lists of associations, then the controller's): one of them is asked here.
 	questions := map[string]func(context.Context, facts.Provider) error{
 		"cluster":                        askCluster,
 		"access entry":                   askEntry,
@@ -227,6 +294,8 @@ func TestConceptCachesAreSeparate(t *testing.T) {
 		"EBS defaults":                   askEBSDefaults,
 		"aws-auth":                       askAWSAuth,
 		"roles probe":                    func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) },
+		"simulation":                     askSimulate,
+		"karpenter controller":           askController,
 	}
 	for round := range 2 {
 		for name, ask := range questions {
@@ -287,10 +356,29 @@ func TestFaults(t *testing.T) {
 		{"EBS encryption malformed", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{Malformed: true}, askEBSDefaults, "ec2:GetEbsEncryptionByDefault failed ("},
 		{"EBS defaults probed through Known", "ec2:GetEbsEncryptionByDefault", fakeaws.Fault{AccessDenied: true},
 			func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.EBSDefaults) }, "AWS denied ec2:GetEbsEncryptionByDefault"},
+		{"simulation denied", "iam:SimulatePrincipalPolicy", fakeaws.Fault{AccessDenied: true}, askSimulate,
+			"AWS denied iam:SimulatePrincipalPolicy (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"simulation throttled", "iam:SimulatePrincipalPolicy", fakeaws.Fault{Throttle: true}, askSimulate, "AWS throttled iam:SimulatePrincipalPolicy"},
+		{"simulation hangs", "iam:SimulatePrincipalPolicy", fakeaws.Fault{Hang: true}, askSimulate,
+			"no answer from AWS within the 300ms budget (iam:SimulatePrincipalPolicy)"},
+		{"simulation server error", "iam:SimulatePrincipalPolicy", fakeaws.Fault{Status: 500}, askSimulate, "iam:SimulatePrincipalPolicy failed (ServiceFailure: "},
+		{"simulations probed through Known", "iam:SimulatePrincipalPolicy", fakeaws.Fault{Throttle: true},
+			func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Simulations) }, "AWS throttled iam:SimulatePrincipalPolicy"},
+		{"associations denied", "eks:ListPodIdentityAssociations", fakeaws.Fault{AccessDenied: true}, askPodIdentityAssociations,
+			"AWS denied eks:ListPodIdentityAssociations (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"associations throttled", "eks:ListPodIdentityAssociations", fakeaws.Fault{Throttle: true}, askController, "AWS throttled eks:ListPodIdentityAssociations"},
+		{"association denied", "eks:DescribePodIdentityAssociation", fakeaws.Fault{AccessDenied: true}, askController,
+			"AWS denied eks:DescribePodIdentityAssociation (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"association hangs", "eks:DescribePodIdentityAssociation", fakeaws.Fault{Hang: true}, askController,
+			"no answer from AWS within the 300ms budget (eks:DescribePodIdentityAssociation)"},
+		{"aws-node's associations denied", "eks:ListPodIdentityAssociations", fakeaws.Fault{AccessDenied: true}, askCNI,
+			"AWS denied eks:ListPodIdentityAssociations (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)"},
+		{"associations not available", "eks:ListPodIdentityAssociations", fakeaws.Fault{Unavailable: true}, askPodIdentityAssociations,
+			"EKS ListPodIdentityAssociations is not available at this endpoint (HTTP 404 from 127.0.0.1:"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env := livetest.Start(t, decode(t, world), livetest.Options{Budget: budget, Attempts: 3})
+			env := start(t, decode(t, world), livetest.Options{Budget: budget, Attempts: 3})
 			env.Fake.Inject(tc.op, tc.fault)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
 			defer cancel()
@@ -379,7 +467,7 @@ func askGroups(ctx context.Context, p facts.Provider) error {
 // of its own time (twice the budget), it gives the same reason.
 func TestPerCallBudget(t *testing.T) {
 	const budget = 100 * time.Millisecond
-	env := livetest.Start(t, decode(t, world), livetest.Options{Budget: budget})
+	env := start(t, decode(t, world), livetest.Options{Budget: budget})
 	env.Fake.Inject("*", fakeaws.Fault{Latency: time.Hour})
 	for _, tc := range []struct {
 		name   string
@@ -395,6 +483,9 @@ func TestPerCallBudget(t *testing.T) {
 		{"security groups", askGroups, "ec2:DescribeSecurityGroups"},
 		{"EBS defaults", askEBSDefaults, "ec2:GetEbsEncryptionByDefault"},
 		{"roles probe", func(ctx context.Context, p facts.Provider) error { return p.Known(ctx, facts.Roles) }, "iam:GetRole"},
+		{"simulation", askSimulate, "iam:SimulatePrincipalPolicy"},
+		{"pod identity associations", askPodIdentityAssociations, "eks:ListPodIdentityAssociations"},
+		{"karpenter controller", askController, "eks:ListPodIdentityAssociations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := "no answer from AWS within the 100ms budget (" + tc.action + ")"

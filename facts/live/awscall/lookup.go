@@ -35,6 +35,9 @@ type Question struct {
 	Action string
 	// Key says what is asked about (a role's name, a selector term). The cache key is Action and Key.
 	Key string
+	// Name, when set, is how notes name what is asked about, for a Key that is not for reading (a
+	// simulation row's canonical form); else Key.
+	Name string
 	// MaxAge, when set, refuses an answer older than that, although it has not expired.
 	MaxAge time.Duration
 }
@@ -70,7 +73,11 @@ func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Que
 		return zero, Unknown(q.Fact, c.late(q.Action, err))
 	}
 	if l.Result == cache.Stale {
-		facts.Note(ctx, fmt.Sprintf("used a cached answer %s old for %s %s: %s", l.Age.Round(time.Second), q.Action, q.Key, reasonOf(c.late(q.Action, l.RefreshErr))))
+		name := q.Name
+		if name == "" {
+			name = q.Key
+		}
+		facts.Note(ctx, fmt.Sprintf("used a cached answer %s old for %s %s: %s", l.Age.Round(time.Second), q.Action, name, reasonOf(c.late(q.Action, l.RefreshErr))))
 	}
 	return l.Value, nil
 }

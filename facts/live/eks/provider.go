@@ -1,5 +1,6 @@
 // Package eks is the live provider's EKS concept: the cluster's description (its identity, version,
-// authentication mode and VPC) and its access entries, each kind of answer in a cache of its own.
+// authentication mode and VPC), its access entries and its Pod Identity associations, each kind of
+// answer in a cache of its own.
 package eks
 
 import (
@@ -22,6 +23,8 @@ type API interface {
 	DescribeCluster(context.Context, *eks.DescribeClusterInput, ...func(*eks.Options)) (*eks.DescribeClusterOutput, error)
 	ListAccessEntries(context.Context, *eks.ListAccessEntriesInput, ...func(*eks.Options)) (*eks.ListAccessEntriesOutput, error)
 	DescribeAccessEntry(context.Context, *eks.DescribeAccessEntryInput, ...func(*eks.Options)) (*eks.DescribeAccessEntryOutput, error)
+	ListPodIdentityAssociations(context.Context, *eks.ListPodIdentityAssociationsInput, ...func(*eks.Options)) (*eks.ListPodIdentityAssociationsOutput, error)
+	DescribePodIdentityAssociation(context.Context, *eks.DescribePodIdentityAssociationInput, ...func(*eks.Options)) (*eks.DescribePodIdentityAssociationOutput, error)
 }
 
 // ClusterNotFoundError says the EKS cluster does not exist where the provider looks.
@@ -36,8 +39,8 @@ func (e *ClusterNotFoundError) Error() string {
 // Reason is the cause shown to operators (awscall.Worded): the error itself.
 func (e *ClusterNotFoundError) Reason() string { return e.Error() }
 
-// Provider answers the cluster's facts and its access entries (facts.AccessEntries) through its own
-// caches. Close it to stop the fetches in flight.
+// Provider answers the cluster's facts, its access entries (facts.AccessEntries) and its Pod Identity
+// associations through its own caches. Close it to stop the fetches in flight.
 type Provider struct {
 	api    API
 	name   string
@@ -47,6 +50,9 @@ type Provider struct {
 	clusters   *cache.Cache[*facts.Cluster]
 	entryLists *cache.Cache[[]string] // the principal ARNs of the cluster's entries
 	entries    *cache.Cache[*facts.AccessEntry]
+
+	associationLists *cache.Cache[[]association] // the cluster's, or one ServiceAccount's
+	podIdentities    *cache.Cache[*PodIdentity]  // by association id
 }
 
 // NewProvider returns a provider for the cluster name in region (the region of api, reported as the
@@ -57,6 +63,9 @@ func NewProvider(api API, name, region string, caller awscall.Caller, opts cache
 		clusters:   cache.New[*facts.Cluster](opts),
 		entryLists: cache.New[[]string](opts),
 		entries:    cache.New[*facts.AccessEntry](opts),
+
+		associationLists: cache.New[[]association](opts),
+		podIdentities:    cache.New[*PodIdentity](opts),
 	}
 }
 
@@ -65,6 +74,8 @@ func (p *Provider) Close() {
 	p.clusters.Close()
 	p.entryLists.Close()
 	p.entries.Close()
+	p.associationLists.Close()
+	p.podIdentities.Close()
 }
 
 // Cluster describes the cluster with EKS DescribeCluster. The account and partition come from the
@@ -120,8 +131,9 @@ func (p *Provider) AccessEntry(ctx context.Context, role *facts.Role) (*facts.Ac
 	return p.describeAccessEntry(ctx, c.Name, principal)
 }
 
-// Known tells whether the cluster's facts and its access entries can be had, by asking for them. It
-// returns nil for any other fact: those are not this provider's.
+// Known tells whether the cluster's facts, its access entries and its count of Pod Identity
+// associations can be had, by asking for them. It returns nil for any other fact: those are not this
+// provider's.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	switch f {
 	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID:
@@ -148,6 +160,9 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 			return nil
 		}
 		_, err = p.accessEntryARNs(ctx, c.Name, 0)
+		return err
+	case facts.ClusterPodIdentityAssociations:
+		_, err := p.PodIdentityAssociations(ctx)
 		return err
 	}
 	return nil

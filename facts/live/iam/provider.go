@@ -1,10 +1,12 @@
-// Package iam is the live provider's IAM concept: roles and instance profiles by name, each kind of
-// answer in a cache of its own, and the permission probes that tell whether they can be asked at all.
+// Package iam is the live provider's IAM concept: roles and instance profiles by name and the policy
+// simulator's answers, each kind of answer in a cache of its own, and the permission probes that tell
+// whether they can be asked at all.
 package iam
 
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,19 +21,21 @@ import (
 type API interface {
 	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
 	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
+	SimulatePrincipalPolicy(context.Context, *iam.SimulatePrincipalPolicyInput, ...func(*iam.Options)) (*iam.SimulatePrincipalPolicyOutput, error)
 }
 
 // probeName names no role or instance profile that exists, inside the resources the shipped IAM
 // policy scopes to.
 const probeName = "karpenter-guard-permission-probe"
 
-// Provider answers the IAM facts (facts.Roles, facts.InstanceProfiles) through its own caches. Close
-// it to stop the fetches in flight.
+// Provider answers the IAM facts (facts.Roles, facts.InstanceProfiles, facts.Simulations) through its
+// own caches. Close it to stop the fetches in flight.
 type Provider struct {
-	api      API
-	caller   awscall.Caller
-	roles    *cache.Cache[*facts.Role]
-	profiles *cache.Cache[*facts.InstanceProfile]
+	api         API
+	caller      awscall.Caller
+	roles       *cache.Cache[*facts.Role]
+	profiles    *cache.Cache[*facts.InstanceProfile]
+	simulations *cache.Cache[simulated]
 
 	probes       map[facts.Fact]awscall.Probe
 	probeAnswers *cache.Cache[bool]
@@ -40,10 +44,11 @@ type Provider struct {
 // NewProvider returns a provider that asks api, caching its answers as opts say. It makes no call.
 func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 	return &Provider{
-		api:      api,
-		caller:   caller,
-		roles:    cache.New[*facts.Role](opts),
-		profiles: cache.New[*facts.InstanceProfile](opts),
+		api:         api,
+		caller:      caller,
+		roles:       cache.New[*facts.Role](opts),
+		profiles:    cache.New[*facts.InstanceProfile](opts),
+		simulations: cache.New[simulated](opts),
 		probes: map[facts.Fact]awscall.Probe{
 			facts.Roles: {Action: "iam:GetRole", Ask: func(ctx context.Context) error {
 				_, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(probeName)})
@@ -62,11 +67,13 @@ func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 func (p *Provider) Close() {
 	p.roles.Close()
 	p.profiles.Close()
+	p.simulations.Close()
 	p.probeAnswers.Close()
 }
 
 // Role returns the role of that name with IAM GetRole; nil when none exists (NoSuchEntity). Names are
-// case-insensitive, as IAM's are.
+// case-insensitive, as IAM's are. The trust policy comes URL-encoded, as IAM returns every policy
+// document; one that does not decode is left unknown ("").
 func (p *Provider) Role(ctx context.Context, name string) (*facts.Role, error) {
 	q := awscall.Question{Fact: facts.Roles, Action: "iam:GetRole", Key: strings.ToLower(name)}
 	return awscall.Lookup(ctx, p.caller, p.roles, q, func(ctx context.Context) (*facts.Role, bool, error) {
@@ -81,7 +88,14 @@ func (p *Provider) Role(ctx context.Context, name string) (*facts.Role, error) {
 			return nil, false, errors.New("GetRole answered without a role")
 		}
 		r := out.Role
-		return &facts.Role{Name: aws.ToString(r.RoleName), Path: aws.ToString(r.Path), ARN: aws.ToString(r.Arn), CreateDate: aws.ToTime(r.CreateDate).UTC()}, false, nil
+		trust, err := url.QueryUnescape(aws.ToString(r.AssumeRolePolicyDocument))
+		if err != nil {
+			trust = ""
+		}
+		return &facts.Role{
+			Name: aws.ToString(r.RoleName), Path: aws.ToString(r.Path), ARN: aws.ToString(r.Arn), CreateDate: aws.ToTime(r.CreateDate).UTC(),
+			AssumeRolePolicyDocument: trust,
+		}, false, nil
 	})
 }
 
@@ -110,7 +124,8 @@ func (p *Provider) InstanceProfile(ctx context.Context, name string) (*facts.Ins
 }
 
 // Known tells whether roles and instance profiles can be had, from a permission probe
-// (awscall.Probe) once per TTL. It returns nil for any other fact: those are not this provider's.
+// (awscall.Probe) once per TTL. It returns nil for any other fact: those are not this provider's, and
+// simulations, whose probe needs the account (SimulationsKnown).
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	probe, ok := p.probes[f]
 	if !ok {
