@@ -6,8 +6,8 @@ package livetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,9 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/serviceaccount"
 	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
 )
 
@@ -71,7 +73,7 @@ func NewProvider(t testing.TB, url string, cf *facts.ClusterFacts, o Options) *l
 	}
 	p, err := live.New(live.Options{
 		ClusterName: name, Region: region, Clients: NewClients(url, region, o),
-		Kube: KubeReader(cf), Budget: o.Budget, Cache: o.Cache, Metrics: o.Metrics,
+		Kube: KubeReader(cf), Karpenter: KarpenterConfig(cf), Budget: o.Budget, Cache: o.Cache, Metrics: o.Metrics,
 	})
 	if err != nil {
 		t.Fatalf("live provider: %v", err)
@@ -107,10 +109,86 @@ func Serve(t testing.TB, doc string) (*fakeaws.Server, live.Clients) {
 	return srv, NewClients(srv.Start(t), region, Options{})
 }
 
-// KubeReader returns a Kubernetes reader holding the snapshot's aws-auth: the ConfigMap with its data,
-// none for awsAuth: {}, and a Forbidden answer when the snapshot does not know awsAuth (the cluster
-// does not let us read it), so that the live provider knows exactly what the snapshot knows.
+// KubeReader returns a Kubernetes reader holding what cf says of the cluster. aws-auth: the ConfigMap
+// with its data, none for awsAuth: {}, and a Forbidden answer when the snapshot does not know awsAuth
+// (the cluster does not let us read it). The ServiceAccounts of Karpenter's controller and aws-node
+// that karpenterController and vpcCNI imply: annotated for IRSA, bare for Pod Identity (whose
+// association the AWS fake serves) and for the node's role, none for vpcCNI.present false; one the
+// snapshot says nothing about cannot be read (Forbidden). So the live provider knows exactly what the
+// snapshot knows.
 func KubeReader(cf *facts.ClusterFacts) client.Reader {
+	r := worldReader{awsAuth: awsAuthReader(cf), known: map[string]bool{}}
+	b := fake.NewClientBuilder()
+	add := func(namespace, name, role string) {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		if role != "" {
+			sa.Annotations = map[string]string{serviceaccount.RoleARNAnnotation: role}
+		}
+		b = b.WithObjects(sa)
+	}
+	if kc := cf.KarpenterController; kc != nil {
+		sa := KarpenterConfig(cf).ServiceAccount
+		r.known[sa] = true
+		if ns, name, ok := strings.Cut(sa, "/"); ok && kc.Source != facts.CredentialsConfig {
+			role := ""
+			if kc.Source == facts.CredentialsIRSA {
+				role = kc.RoleARN
+			}
+			add(ns, name, role)
+		}
+	}
+	if cni := cf.VPCCNI; cni != nil {
+		r.known["kube-system/aws-node"] = true
+		if cni.Present == nil || *cni.Present {
+			role := ""
+			if cni.Credentials == facts.CredentialsIRSA {
+				role = cni.RoleARN
+			}
+			add("kube-system", "aws-node", role)
+		}
+	}
+	r.accounts = b.Build()
+	return r
+}
+
+// KarpenterConfig is the GuardConfig karpenter section of the world cf describes: the controller's
+// ServiceAccount, and its role when the snapshot says the GuardConfig names it.
+func KarpenterConfig(cf *facts.ClusterFacts) config.Karpenter {
+	k := config.Karpenter{ServiceAccount: config.DefaultKarpenterServiceAccount}
+	if kc := cf.KarpenterController; kc != nil {
+		if kc.ServiceAccount != "" {
+			k.ServiceAccount = kc.ServiceAccount
+		}
+		if kc.Source == facts.CredentialsConfig {
+			k.ControllerRoleARN = kc.RoleARN
+		}
+	}
+	return k
+}
+
+// worldReader reads ConfigMaps from awsAuth and the ServiceAccounts the snapshot knows from accounts.
+type worldReader struct {
+	awsAuth  client.Reader
+	accounts client.Reader
+	known    map[string]bool // namespace/name of the ServiceAccounts the snapshot knows
+}
+
+func (r worldReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.ServiceAccount); !ok {
+		return r.awsAuth.Get(ctx, key, obj, opts...)
+	}
+	if !r.known[key.String()] {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, key.Name, nil)
+	}
+	return r.accounts.Get(ctx, key, obj, opts...)
+}
+
+func (r worldReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.awsAuth.List(ctx, list, opts...)
+}
+
+// awsAuthReader holds the snapshot's aws-auth (see KubeReader).
+func awsAuthReader(cf *facts.ClusterFacts) client.Reader {
 	if cf.AWSAuth == nil {
 		return forbidden{}
 	}
@@ -139,9 +217,6 @@ func (forbidden) List(context.Context, client.ObjectList, ...client.ListOption) 
 // cluster's name, region, partition and account always come with DescribeCluster (its ARN), so a
 // snapshot that leaves one of them out describes a world the live provider never sees.
 func Expressible(cf *facts.ClusterFacts) error {
-	if identityFacts(cf) {
-		return errors.New("INTEGRATION PENDING: the live provider does not ask the identity facts yet")
-	}
 	c := cf.Cluster
 	if c == nil {
 		return nil
@@ -176,19 +251,4 @@ func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// identityFacts reports whether cf holds facts the live provider cannot ask yet (removed once it can).
-func identityFacts(cf *facts.ClusterFacts) bool {
-	if cf.KarpenterController != nil || cf.VPCCNI != nil || cf.Simulations != nil || (cf.Cluster != nil && cf.Cluster.PodIdentityAssociations != nil) {
-		return true
-	}
-	if cf.Roles != nil {
-		for _, r := range *cf.Roles {
-			if r.AssumeRolePolicyDocument != "" {
-				return true
-			}
-		}
-	}
-	return false
 }
