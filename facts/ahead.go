@@ -3,9 +3,8 @@ package facts
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // AheadAsker is implemented by providers whose answers may each cost a round trip, such as the live
@@ -73,6 +72,11 @@ const AskLimit = 8
 // cache lookups; only those that then miss an answer run again, at most limit at a time (AskLimit when
 // limit <= 0), each on its own goroutine. Each question honours ctx itself (a provider's calls take
 // it), so Ask returns by ctx's deadline plus the longest single wait.
+//
+// A question may itself call Ask, for the questions its answers lead to (a class's role, then the
+// role's simulations). Inside a running Ask those join its pool: they run under the same limit, and the
+// question that asked them does not wait for them (the outer Ask does), so nesting neither multiplies
+// the requests on the wire nor holds a slot while waiting for one.
 func Ask(ctx context.Context, limit int, questions ...func(context.Context)) {
 	var pending []func(context.Context)
 	for _, q := range questions {
@@ -84,19 +88,46 @@ func Ask(ctx context.Context, limit int, questions ...func(context.Context)) {
 	if len(pending) == 0 {
 		return
 	}
+	if p, ok := ctx.Value(askPoolKey{}).(*askPool); ok {
+		for _, q := range pending {
+			p.run(ctx, q)
+		}
+		return
+	}
 	if limit <= 0 {
 		limit = AskLimit
 	}
-	var g errgroup.Group
-	g.SetLimit(limit)
+	p := &askPool{slots: make(chan struct{}, limit)}
+	pctx := context.WithValue(ctx, askPoolKey{}, p)
 	for _, q := range pending {
-		if ctx.Err() != nil {
-			break // past the deadline: the rest would only be late
-		}
-		g.Go(func() error {
-			q(ctx)
-			return nil
-		})
+		p.run(pctx, q)
 	}
-	_ = g.Wait() // the questions return no errors: their answers and failures are in the cache
+	p.wg.Wait() // the questions return no errors: their answers and failures are in the cache
+}
+
+type askPoolKey struct{}
+
+// askPool runs the questions of one Ask, nested ones included, at most cap(slots) at a time.
+type askPool struct {
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+// run starts q on its own goroutine, which waits for a slot; past ctx's deadline it is not started
+// (it would only be late).
+func (p *askPool) run(ctx context.Context, q func(context.Context)) {
+	if ctx.Err() != nil {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-p.slots }()
+		q(ctx)
+	}()
 }

@@ -99,3 +99,49 @@ func TestAsk(t *testing.T) {
 		})
 	}
 }
+
+// TestAskNested: questions asked by a question join the running Ask: the limit holds for all of them
+// together, the asking question does not wait for them, and Ask returns only when every one has.
+func TestAskNested(t *testing.T) {
+	const limit, parents, children = 3, 4, 5
+	var running, peak, done atomic.Int32
+	leaf := func(ctx context.Context) {
+		if OnlyAtHand(ctx) {
+			_ = NotAtHand(ctx, Simulations)
+			return
+		}
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		running.Add(-1)
+		done.Add(1)
+	}
+	parent := func(ctx context.Context) {
+		if OnlyAtHand(ctx) {
+			_ = NotAtHand(ctx, Roles)
+			return
+		}
+		leaf(ctx)
+		qs := make([]func(context.Context), children)
+		for i := range qs {
+			qs[i] = leaf
+		}
+		Ask(ctx, limit, qs...)
+	}
+	qs := make([]func(context.Context), parents)
+	for i := range qs {
+		qs[i] = parent
+	}
+	Ask(context.Background(), limit, qs...)
+	if got, want := done.Load(), int32(parents*(1+children)); got != want {
+		t.Errorf("Ask returned after %d questions, want all %d", got, want)
+	}
+	if peak.Load() > limit {
+		t.Errorf("%d questions ran at once, limit %d", peak.Load(), limit)
+	}
+}
