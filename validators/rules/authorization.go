@@ -2,7 +2,10 @@ package rules
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
@@ -13,7 +16,9 @@ import (
 // (docs/design.md §3): the cluster's authentication mode, the role's access entry and its aws-auth
 // mapping. One analysis per EC2NodeClass feeds the node-role rules (node-role-not-authorized,
 // node-role-access-entry-type, node-role-access-entry-stale, aws-auth-rolearn-has-path,
-// al2023-hybrid-auth), so each cause is reported once, by the rule that names it.
+// al2023-hybrid-auth, node-username-mismatch, windows-node-missing-kube-proxy-group), so each cause is
+// reported once, by the rule that names it: whether the mapping lets nodes join at all (its type, its
+// node groups), then whether its username matches the nodes' names, then the Windows group.
 
 // authorization is the analysis of docs/design.md §3 for one EC2NodeClass.
 type authorization struct {
@@ -21,13 +26,16 @@ type authorization struct {
 	role    *facts.Role
 	field   string
 	windows bool
+	// naming is how the class's nodes are named, which decides the username the mapping must give.
+	naming nodeNaming
 	// entry is the role's access entry (only looked up when the mode reads entries).
 	entry   *facts.AccessEntry
 	entryOK bool
 	// mappings (only looked up when the mode reads aws-auth).
 	mappings  roleMappings
 	mappingOK bool
-	// mappingProblem says what is wrong with a path-less mapping that does not cover the role.
+	// mappingProblem says what is wrong with a path-less mapping that does not let nodes join (the
+	// node groups it lacks).
 	mappingProblem string
 	// awsAuthErr is set when the mode reads aws-auth but it is unknown: only an access entry of the
 	// role (which wins over aws-auth) can decide then.
@@ -69,13 +77,13 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 	if err != nil || r.role == nil {
 		return nil, err
 	}
-	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(family(o.NodeClass))}
+	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(family(o.NodeClass)), naming: nodeNamingOf(c, o)}
 	if cluster.HonoursAccessEntries() {
 		a.entry, err = c.Facts.AccessEntry(c, r.role)
 		if err != nil {
 			return nil, err
 		}
-		a.entryOK = a.entry != nil && a.entry.Type == a.wantType()
+		a.entryOK = a.entry != nil && a.joinsWith(a.entry.Type)
 	}
 	switch {
 	case !cluster.HonoursAWSAuth():
@@ -96,19 +104,72 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 			a.awsAuthData = data.Data
 		}
 		if m := a.mappings.pathless; m != nil {
-			a.mappingProblem = mappingProblem(*m, a.windows)
+			a.mappingProblem = joinProblem(*m)
 			a.mappingOK = a.mappingProblem == ""
 		}
 	}
 	return a, nil
 }
 
-// wantType is the access entry type that lets the role's nodes join: EC2_WINDOWS for Windows families.
+// entryEC2 is the access entry type EKS Auto Mode creates for its nodes, and nodeadm's documentation for
+// nodes named after their instance ID: its username is system:node:{{SessionName}}.
+const entryEC2 = "EC2"
+
+// wantType is the access entry type to create for the role's nodes: EC2_WINDOWS for Windows families,
+// EC2 for nodes named after their instance ID, else EC2_LINUX.
 func (a *authorization) wantType() string {
-	if a.windows {
+	switch {
+	case a.windows:
 		return facts.EntryEC2Windows
+	case a.naming == namingInstanceID:
+		return entryEC2
 	}
 	return facts.EntryEC2Linux
+}
+
+// joinsWith reports whether an access entry of that type lets the role's nodes join: EC2_LINUX for any
+// family (Windows nodes join with it too, without the group Windows DNS needs), EC2_WINDOWS for Windows
+// families, and EC2 for nodes named after their instance ID. Whether the entry's username matches the
+// nodes' names is node-username-mismatch's question.
+func (a *authorization) joinsWith(typ string) bool {
+	switch typ {
+	case facts.EntryEC2Linux:
+		return true
+	case facts.EntryEC2Windows:
+		return a.windows
+	case entryEC2:
+		return !a.windows && a.naming == namingInstanceID
+	}
+	return false
+}
+
+// joinProblem says why a mapRoles entry does not let nodes join at all: the node groups it lacks (""
+// when it has both). Its username is node-username-mismatch's question, and the group Windows DNS
+// needs windows-node-missing-kube-proxy-group's.
+func joinProblem(m awsauth.RoleMapping) string {
+	var missing []string
+	for _, g := range []string{"system:bootstrappers", "system:nodes"} {
+		if !slices.Contains(m.Groups, g) {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "without " + strings.Join(missing, " and ")
+}
+
+// inEffect returns the mapping the cluster's mode applies to the role: its access entry, in a mode
+// that reads entries, when it has one (an entry wins over aws-auth); else its path-less aws-auth
+// mapping, in a mode that reads aws-auth; else neither.
+func (a *authorization) inEffect() (*facts.AccessEntry, *awsauth.RoleMapping) {
+	if a.cluster.HonoursAccessEntries() && a.entry != nil {
+		return a.entry, nil
+	}
+	if a.cluster.HonoursAWSAuth() {
+		return nil, a.mappings.pathless
+	}
+	return nil, nil
 }
 
 // covered applies the decision table of docs/design.md §3.
@@ -200,7 +261,7 @@ func (a *authorization) recreateEntry() string {
 func (a *authorization) mapRolesEntry() string {
 	groups := "    - system:bootstrappers\n    - system:nodes"
 	if a.windows {
-		groups += "\n    - eks:kube-proxy-windows"
+		groups += "\n    - " + kubeProxyWindowsGroup
 	}
-	return fmt.Sprintf("- rolearn: %s\n  username: system:node:{{EC2PrivateDNSName}}\n  groups:\n%s", a.role.PathlessARN(), groups)
+	return fmt.Sprintf("- rolearn: %s\n  username: %s\n  groups:\n%s", a.role.PathlessARN(), a.naming.username(), groups)
 }

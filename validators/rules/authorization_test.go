@@ -6,9 +6,11 @@ import (
 )
 
 // TestNodeRoleDecisionTable walks docs/design.md §3 ("How a node joins") for every authentication mode,
-// state of aws-auth, access entry type and OS family, with a path-less and a pathed node role, and
-// checks the whole catalog: exactly the node-role rules the table predicts fire (or are not
-// evaluated), and nothing else does. The oracle below is written from docs/design.md, not from the rules.
+// state of aws-auth, access entry type, OS family and node naming, with a path-less and a pathed node
+// role, and checks the whole catalog: exactly the node-role rules the table predicts fire (or are not
+// evaluated), and nothing else does (the rules that read facts this world leaves out, such as the node
+// role's trust policy and simulations, are left aside). The oracle below is written from
+// docs/design.md, not from the rules.
 func TestNodeRoleDecisionTable(t *testing.T) {
 	type nodeRoleT struct {
 		name, arn, pathless string
@@ -22,17 +24,20 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 		ami     string // amiSelectorTerms block (with amiFamily when set)
 		windows bool
 		al2023  bool
+		// instanceID: nodeadm names the nodes after their instance ID (userData sets the gate).
+		instanceID bool
 	}
 	families := []osT{
-		{"al2023", "amiSelectorTerms:\n  - alias: al2023@latest\n", false, true},
-		{"bottlerocket", "amiSelectorTerms:\n  - alias: bottlerocket@latest\n", false, false},
-		{"windows-alias", "amiSelectorTerms:\n  - alias: windows2022@latest\n", true, false},
-		{"windows-family", "amiFamily: Windows2022\namiSelectorTerms:\n  - name: Windows_Server-2022-English-Core-EKS_Optimized-1.33-*\n    owner: amazon\n", true, false},
+		{"al2023", "amiSelectorTerms:\n  - alias: al2023@latest\n", false, true, false},
+		{"al2023-instance-id", "amiSelectorTerms:\n  - alias: al2023@latest\n", false, true, true},
+		{"bottlerocket", "amiSelectorTerms:\n  - alias: bottlerocket@latest\n", false, false, false},
+		{"windows-alias", "amiSelectorTerms:\n  - alias: windows2022@latest\n", true, false, false},
+		{"windows-family", "amiFamily: Windows2022\namiSelectorTerms:\n  - name: Windows_Server-2022-English-Core-EKS_Optimized-1.33-*\n    owner: amazon\n", true, false, false},
 	}
 	const (
 		awsUnknown     = "unknown"      // awsAuth absent from the snapshot
 		awsNoConfigMap = "no-configmap" // awsAuth: {}
-		awsMaps        = "maps"         // path-less ARN, both node groups (and kube-proxy-windows for Windows)
+		awsMaps        = "maps"         // path-less ARN, both node groups (and kube-proxy-windows for Windows), username system:node:{{EC2PrivateDNSName}}
 		awsNoBoot      = "no-bootstrappers"
 		awsLinuxGroups = "linux-groups" // Windows role mapped with the Linux groups only
 		awsPathOnly    = "path-only"    // rolearn with the role's IAM path
@@ -40,7 +45,7 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 	)
 	awsStates := []string{awsUnknown, awsNoConfigMap, awsMaps, awsNoBoot, awsLinuxGroups, awsPathOnly, awsUnmapped}
 	modes := []string{"CONFIG_MAP", "API", "API_AND_CONFIG_MAP"}
-	entryTypes := []string{"", "EC2_LINUX", "STANDARD", "EC2_WINDOWS"}
+	entryTypes := []string{"", "EC2_LINUX", "STANDARD", "EC2_WINDOWS", "EC2"}
 
 	const (
 		notAuthorized = "node-role-not-authorized"
@@ -48,6 +53,8 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 		entryStale    = "node-role-access-entry-stale"
 		hasPath       = "aws-auth-rolearn-has-path"
 		hybrid        = "al2023-hybrid-auth"
+		username      = "node-username-mismatch"
+		windowsGroup  = "windows-node-missing-kube-proxy-group"
 	)
 
 	n := 0
@@ -96,35 +103,63 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 						}
 						opts = append(opts, entries(es...))
 
-						// The oracle (docs/design.md §3).
-						want := "EC2_LINUX"
-						if fam.windows {
-							want = "EC2_WINDOWS"
+						// The oracle (docs/design.md §3). Entry types that let nodes join: EC2_LINUX for
+						// any family, EC2_WINDOWS for Windows, EC2 for nodes named after their instance
+						// ID. Whether the username fits the nodes' names, and whether Windows nodes carry
+						// eks:kube-proxy-windows, are rules of their own.
+						joins := et == "EC2_LINUX" || (et == "EC2_WINDOWS" && fam.windows) || (et == "EC2" && fam.instanceID)
+						wantUser := "system:node:{{EC2PrivateDNSName}}"
+						if fam.instanceID {
+							wantUser = "system:node:{{SessionName}}"
+						}
+						entryUser := "system:node:{{EC2PrivateDNSName}}" // what EKS gives EC2_LINUX and EC2_WINDOWS entries
+						if et == "EC2" {
+							entryUser = "system:node:{{SessionName}}"
 						}
 						readsEntries := m != "CONFIG_MAP"
 						readsAWSAuth := m != "API"
 						entryCounts := readsEntries && et != "" // an entry wins over aws-auth for the same role
-						mappingOK := aws == awsMaps
+						mappingOK := aws == awsMaps || aws == awsLinuxGroups
+						pathlessMapping := mappingOK || aws == awsNoBoot
 						exp := map[string]string{}
 						switch {
-						case entryCounts && et != want:
+						case entryCounts && !joins:
 							exp[entryType] = fired
 						case entryCounts:
 							// covered by its entry
+							if entryUser != wantUser {
+								exp[username] = fired
+							}
+							if fam.windows && et == "EC2_LINUX" {
+								exp[windowsGroup] = fired
+							}
 						case readsAWSAuth && aws == awsUnknown:
 							exp[notAuthorized] = notEv
+							exp[username] = notEv
+							if fam.windows {
+								exp[windowsGroup] = notEv
+							}
 						case readsAWSAuth && aws == awsPathOnly:
 							exp[hasPath] = fired
 						case readsAWSAuth && mappingOK:
 							// covered by aws-auth
+							if fam.instanceID {
+								exp[username] = fired
+							}
+							if aws == awsLinuxGroups {
+								exp[windowsGroup] = fired
+							}
 						default:
 							exp[notAuthorized] = fired
+							if readsAWSAuth && pathlessMapping && fam.instanceID {
+								exp[username] = fired
+							}
 						}
 						// Rules that always read aws-auth are not evaluated without it.
 						if aws == awsUnknown {
 							exp[hasPath] = notEv
 							exp[hybrid] = notEv
-						} else if fam.al2023 && entryCounts && et == want && !(m == "API_AND_CONFIG_MAP" && mappingOK) {
+						} else if fam.al2023 && entryCounts && joins && !(m == "API_AND_CONFIG_MAP" && mappingOK) {
 							exp[hybrid] = fired
 						}
 
@@ -133,8 +168,11 @@ func TestNodeRoleDecisionTable(t *testing.T) {
 							name += "none"
 						}
 						spec := specWith(al2023Alias, fam.ami, defaultRole, "role: "+r.name+"\n")
+						if fam.instanceID {
+							spec = withUserData(spec, "", instanceIDNodeConfig)
+						}
 						res := evalFacts(t, nodeClass("nodes", spec), clusterFacts(opts...), "")
-						got := outcomes(res, false)
+						got := withoutIdentityRules(outcomes(res, false))
 						if describeOutcomes(got) != describeOutcomes(exp) {
 							t.Errorf("%s:\n  got  %s\n  want %s", name, describeOutcomes(got), describeOutcomes(exp))
 						}
@@ -160,12 +198,12 @@ func TestNodeRoleAccessEntriesUnknown(t *testing.T) {
 		{"CONFIG_MAP", withAWSAuth(mapping(nodeRoleARN, nodeGroups)), map[string]string{}},
 		{"CONFIG_MAP", withAWSAuth(mapping(oldNodesARN, nodeGroups)), map[string]string{"node-role-not-authorized": fired}},
 		{"API", withAWSAuth(mapping(nodeRoleARN, nodeGroups)), map[string]string{
-			"node-role-not-authorized": notEv, "node-role-access-entry-type": notEv, "node-role-access-entry-stale": notEv, "al2023-hybrid-auth": notEv}},
+			"node-role-not-authorized": notEv, "node-role-access-entry-type": notEv, "node-role-access-entry-stale": notEv, "al2023-hybrid-auth": notEv, "node-username-mismatch": notEv}},
 		{"API_AND_CONFIG_MAP", withAWSAuth(mapping(nodeRoleARN, nodeGroups)), map[string]string{
-			"node-role-not-authorized": notEv, "node-role-access-entry-type": notEv, "node-role-access-entry-stale": notEv, "al2023-hybrid-auth": notEv}},
+			"node-role-not-authorized": notEv, "node-role-access-entry-type": notEv, "node-role-access-entry-stale": notEv, "al2023-hybrid-auth": notEv, "node-username-mismatch": notEv}},
 	} {
 		res := evalFacts(t, nodeClass("nodes", eksSpec), clusterFacts(mode(tc.mode), tc.aws, without("accessEntries")), "")
-		if got := outcomes(res, false); describeOutcomes(got) != describeOutcomes(tc.want) {
+		if got := withoutIdentityRules(outcomes(res, false)); describeOutcomes(got) != describeOutcomes(tc.want) {
 			t.Errorf("mode %s without accessEntries:\n  got  %s\n  want %s", tc.mode, describeOutcomes(got), describeOutcomes(tc.want))
 		}
 	}

@@ -4,12 +4,21 @@ import "github.com/karpenter-guard/karpenter-guard/objects"
 
 // This file holds what capacity types a NodePool allows.
 
-// allowsSpot reports whether the capacity-type requirement admits spot, and its index. Without the
-// requirement Karpenter launches on-demand only.
+// capacityTypeKey is the well-known label of a node's capacity type (spot, on-demand, reserved).
+const capacityTypeKey = "karpenter.sh/capacity-type"
+
+// allowsSpot reports whether the pool's requirements admit spot, and the index of the first
+// capacity-type requirement (-1 when there is none). Without one the pool allows every capacity type,
+// and Karpenter then prefers spot (karpenter-provider-aws issue 5015: an absent key reads as Exists);
+// several requirements on the key must all admit spot; DoesNotExist admits nothing.
 func allowsSpot(reqs []objects.Requirement) (int, bool) {
+	first, spot := -1, true
 	for i, r := range reqs {
-		if r.Key != "karpenter.sh/capacity-type" {
+		if r.Key != capacityTypeKey {
 			continue
+		}
+		if first < 0 {
+			first = i
 		}
 		has := false
 		for _, v := range r.Values {
@@ -17,12 +26,13 @@ func allowsSpot(reqs []objects.Requirement) (int, bool) {
 		}
 		switch r.Operator {
 		case "In":
-			return i, has
+			spot = spot && has
 		case "NotIn":
-			return i, !has
+			spot = spot && !has
 		case "Exists":
-			return i, true
+		default: // DoesNotExist, and Gt/Lt, which no capacity type satisfies
+			spot = false
 		}
 	}
-	return 0, false
+	return first, spot
 }

@@ -68,7 +68,7 @@ type world struct {
 type factsOpt func(*world)
 
 var (
-	clusterKeys  = []string{"name", "region", "partition", "accountID", "version", "authenticationMode", "vpcID"}
+	clusterKeys  = []string{"name", "region", "partition", "accountID", "version", "authenticationMode", "vpcID", "podIdentityAssociations"}
 	sectionOrder = []string{"accessEntries", "awsAuth", "roles", "instanceProfiles", "images", "ssmParameters", "subnets", "securityGroups", "ebsDefaults"}
 )
 

@@ -15,7 +15,16 @@ func TestNodeRoleAccessEntryType(t *testing.T) {
 			facts: clusterFacts(entries(entry(nodeRoleARN, "STANDARD", created)), without("awsAuth"))},
 		{name: "auto-mode-type", fires: 1, in: nodeClass("default", eksSpec),
 			facts: clusterFacts(mode("API"), entries(entry(nodeRoleARN, "EC2", created)))},
-		{name: "windows-with-linux-entry", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
+		// Nodes named after their instance ID join with an EC2 entry (nodeadm's documentation creates one),
+		// and with EC2_LINUX as far as the type goes (node-username-mismatch reports its username).
+		{name: "instance-id-ec2", in: nodeClass("by-id", instanceIDSpec), facts: clusterFacts(mode("API"), entries(entry(nodeRoleARN, "EC2", created)))},
+		{name: "instance-id-linux", in: nodeClass("by-id", instanceIDSpec), facts: clusterFacts(mode("API"))},
+		{name: "instance-id-standard", fires: 1, in: nodeClass("by-id", instanceIDSpec),
+			facts: clusterFacts(mode("API"), entries(entry(nodeRoleARN, "STANDARD", created)))},
+		{name: "windows-ec2", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
+			facts: clusterFacts(mode("API"), entries(entry(winRoleARN, "EC2", created)))},
+		// EC2_LINUX lets Windows nodes join (windows-node-missing-kube-proxy-group warns of the group).
+		{name: "windows-with-linux-entry", in: nodeClass("windows", windowsSpec(winRole)),
 			facts: clusterFacts(mode("API"), entries(entry(winRoleARN, "EC2_LINUX", created)))},
 		{name: "linux-with-windows-entry", fires: 1, in: nodeClass("default", eksSpec),
 			facts: clusterFacts(mode("API"), entries(entry(nodeRoleARN, "EC2_WINDOWS", created)))},

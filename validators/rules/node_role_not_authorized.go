@@ -15,16 +15,18 @@ var nodeRoleNotAuthorized = &validators.Rule{
 	DefaultAction: config.ActionDeny,
 	Needs:         []facts.Fact{facts.ClusterAuthenticationMode, facts.Roles},
 	MayNeed:       []facts.Fact{facts.AccessEntries, facts.AWSAuth, facts.InstanceProfiles},
-	Summary:       "the node role is covered neither by an EC2_LINUX/EC2_WINDOWS access entry nor by an aws-auth mapping the cluster's mode honours",
+	Summary:       "the node role is covered neither by a node access entry nor by an aws-auth mapping the cluster's mode honours",
 	Doc: "Nodes authenticate with their instance profile's role. EKS lets them join only if the cluster's " +
-		"authentication mode honours a mapping for that role: an access entry of type EC2_LINUX or " +
-		"EC2_WINDOWS (modes API and API_AND_CONFIG_MAP), or an aws-auth mapRoles entry with the path-less " +
-		"role ARN, username system:node:{{EC2PrivateDNSName}} and both system:bootstrappers and " +
-		"system:nodes (modes CONFIG_MAP and API_AND_CONFIG_MAP; an access entry for the same role wins). " +
-		"Otherwise instances launch and never become nodes. aws-auth counts as EKS reads it: an entry EKS " +
-		"drops (no usable rolearn, both rolearn and sso) maps nothing and the message says why, while the " +
-		"entries around it still count. The fix is the exact create-access-entry command or mapRoles entry. " +
-		"A wrong entry type or a pathed ARN is reported by its own rule instead.",
+		"authentication mode honours a mapping for that role: an access entry of type EC2_LINUX (any " +
+		"family), EC2_WINDOWS (Windows families) or, for nodes nodeadm names after their instance ID, EC2 " +
+		"(modes API and API_AND_CONFIG_MAP), or an aws-auth mapRoles entry with the path-less role ARN and " +
+		"both system:bootstrappers and system:nodes (modes CONFIG_MAP and API_AND_CONFIG_MAP; an access " +
+		"entry for the same role wins). Otherwise instances launch and never become nodes. aws-auth counts " +
+		"as EKS reads it: an entry EKS drops (no usable rolearn, both rolearn and sso) maps nothing and the " +
+		"message says why, while the entries around it still count. The fix is the exact " +
+		"create-access-entry command or mapRoles entry. A wrong entry type or a pathed ARN is reported by " +
+		"its own rule instead, a wrong username by node-username-mismatch, and a Windows mapping without " +
+		"eks:kube-proxy-windows by windows-node-missing-kube-proxy-group.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		a, err := authorizationOf(c, o)
 		if err != nil || a == nil {

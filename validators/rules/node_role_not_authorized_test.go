@@ -20,7 +20,9 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 			facts: clusterFacts(configMap, entries(), noConfigMap())},
 		{name: "config-map-without-bootstrappers", fires: 1, in: nodeClass("default", eksSpec),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(others, mapping(nodeRoleARN, "[system:nodes]")))},
-		{name: "config-map-wrong-username", fires: 1, in: nodeClass("default", eksSpec),
+		// The username is node-username-mismatch's question, the Windows group
+		// windows-node-missing-kube-proxy-group's: such mappings let nodes join.
+		{name: "config-map-wrong-username", in: nodeClass("default", eksSpec),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(others,
 				"- rolearn: "+nodeRoleARN+"\n  username: karpenter-node\n  groups: "+nodeGroups+"\n"))},
 		// What EKS makes of the role's entry, read as it reads aws-auth.
@@ -36,7 +38,7 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 			facts: clusterFacts(entries(), section("awsAuth", "awsAuth:\n  MapRoles: |\n"+indent(mapping(nodeRoleARN, nodeGroups), "    ")))},
 		{name: "config-map-arn-case-insensitive", in: nodeClass("default", eksSpec),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(mapping("arn:aws:iam::111122223333:role/karpenternoderole-PROD-EKS", nodeGroups)))},
-		{name: "config-map-windows-linux-groups", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
+		{name: "config-map-windows-linux-groups", in: nodeClass("windows", windowsSpec(winRole)),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(mapping(winRoleARN, nodeGroups)))},
 		{name: "config-map-windows-not-mapped", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
 			facts: clusterFacts(configMap, entries(), withAWSAuth(others))},
@@ -57,8 +59,17 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 		{name: "hybrid-neither", fires: 1, in: nodeClass("default", eksSpec), facts: clusterFacts(entries(), withAWSAuth(others))},
 		{name: "hybrid-mapping-without-bootstrappers", fires: 1, in: nodeClass("default", eksSpec),
 			facts: clusterFacts(entries(), withAWSAuth(mapping(nodeRoleARN, "[system:nodes]")))},
-		{name: "hybrid-windows-linux-groups", fires: 1, in: nodeClass("windows", windowsSpec(winRole)),
+		{name: "hybrid-windows-linux-groups", in: nodeClass("windows", windowsSpec(winRole)),
 			facts: clusterFacts(entries(), withAWSAuth(mapping(winRoleARN, nodeGroups)))},
+		// An EC2_LINUX entry lets Windows nodes join; an EC2 entry, nodes named after their instance ID,
+		// whose entry to create is of type EC2.
+		{name: "api-windows-linux-entry", in: nodeClass("windows", windowsSpec(winRole)),
+			facts: clusterFacts(api, entries(entry(winRoleARN, "EC2_LINUX", "2025-06-01T10:00:00Z")))},
+		{name: "api-instance-id-ec2-entry", in: nodeClass("by-id", instanceIDSpec),
+			facts: clusterFacts(api, entries(entry(nodeRoleARN, "EC2", "2025-06-01T10:00:00Z")))},
+		{name: "api-instance-id-no-entry", fires: 1, in: nodeClass("by-id", instanceIDSpec), facts: clusterFacts(api, entries())},
+		{name: "config-map-instance-id-not-mapped", fires: 1, in: nodeClass("by-id", instanceIDSpec),
+			facts: clusterFacts(configMap, entries(), withAWSAuth(others))},
 		// The role behind spec.instanceProfile goes through the same check; so does an ARN in spec.role.
 		{name: "instance-profile-role-authorized", in: nodeClass("profile", withRole("instanceProfile: "+nodeProfile+"\n")), facts: clusterFacts()},
 		{name: "instance-profile-role-unauthorized", fires: 1, in: nodeClass("legacy", withRole("instanceProfile: "+legacyProfile+"\n")), facts: clusterFacts()},
@@ -80,7 +91,7 @@ func TestNodeRoleNotAuthorized(t *testing.T) {
 			facts: clusterFacts(configMap, without("awsAuth"))},
 		// aws-auth is what EKS keeps of it: an entry it drops costs only itself, so the rule judges with
 		// the rest, and says so when the dropped entry is the node role's own.
-		{name: "input-aws-auth-entry-without-username", fires: 1, in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles: |\n  - rolearn: "+nodeRoleARN+"\n    groups: "+nodeGroups+"\n")),
+		{name: "input-aws-auth-entry-without-username", in: docs(nodeClass("default", eksSpec), awsAuth("mapRoles: |\n  - rolearn: "+nodeRoleARN+"\n    groups: "+nodeGroups+"\n")),
 			facts: clusterFacts(configMap, without("awsAuth"))},
 		{name: "input-aws-auth-other-entry-dropped", in: docs(nodeClass("default", eksSpec),
 			awsAuth("mapRoles: |\n"+indent(droppedEntry+mapping(nodeRoleARN, nodeGroups), "  "))),

@@ -26,6 +26,9 @@ type permissionRow struct {
 	ID string
 	// Row is the simulator call.
 	Row facts.SimulationRow
+	// Also are further simulator calls of the same table row, when its actions do not all apply to the
+	// same resources (one call asks every action on every resource).
+	Also []facts.SimulationRow
 	// Effect says what fails on the cluster when the row is denied, as a sentence fragment
 	// ("nodeadm waits up to 10 minutes for ec2:DescribeInstances, then init fails").
 	Effect string
@@ -48,31 +51,39 @@ func simulateRows(c *validators.Context, rows []permissionRow) ([]rowVerdict, er
 	out := make([]rowVerdict, 0, len(rows))
 	for _, r := range rows {
 		v := rowVerdict{row: r}
-		sims, err := c.Facts.Simulate(c, r.Row)
-		if err != nil {
-			if !facts.IsUnknown(err) {
-				return nil, err
-			}
-			v.unknown = facts.Reason(err)
-			out = append(out, v)
-			continue
-		}
-		for _, s := range sims {
-			switch {
-			case s.Decision == "":
-				if v.unknown == "" {
-					v.unknown = "not in the facts snapshot"
+		for _, call := range r.calls() {
+			sims, err := c.Facts.Simulate(c, call)
+			if err != nil {
+				if !facts.IsUnknown(err) {
+					return nil, err
 				}
-			case !s.Denied():
-			case len(s.MissingContextValues) > 0:
-				v.uncertain = append(v.uncertain, s)
-			default:
-				v.denied = append(v.denied, s)
+				if v.unknown == "" {
+					v.unknown = facts.Reason(err)
+				}
+				continue
+			}
+			for _, s := range sims {
+				switch {
+				case s.Decision == "":
+					if v.unknown == "" {
+						v.unknown = "not in the facts snapshot"
+					}
+				case !s.Denied():
+				case len(s.MissingContextValues) > 0:
+					v.uncertain = append(v.uncertain, s)
+				default:
+					v.denied = append(v.denied, s)
+				}
 			}
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// calls returns the simulator calls of the row: Row, then Also.
+func (r permissionRow) calls() []facts.SimulationRow {
+	return append([]facts.SimulationRow{r.Row}, r.Also...)
 }
 
 // permissionFindings turns the verdicts into findings at field (its file line is line), for the principal described as who
@@ -86,7 +97,7 @@ func permissionFindings(field string, line int, who string, verdicts []rowVerdic
 		case len(v.denied) > 0:
 			out = append(out, validators.Finding{
 				Field: field, Line: line,
-				Message: fmt.Sprintf("%s may not %s (%s): %s", who, describeDenials(v.denied), v.row.ID, v.row.Effect),
+				Message: fmt.Sprintf("%s may not call %s (%s): %s", who, describeDenials(v.denied), v.row.ID, v.row.Effect),
 				Fix:     v.row.Fix,
 			})
 		case len(v.uncertain) > 0:
@@ -107,7 +118,7 @@ func permissionFindings(field string, line int, who string, verdicts []rowVerdic
 }
 
 // describeDenials names the denied actions, each with its resources when not "*": "ec2:RunInstances on
-// arn:aws:ec2:…:subnet/subnet-1".
+// arn:aws:ec2:…:subnet/subnet-1", the object of "may not call".
 func describeDenials(sims []facts.Simulation) string {
 	var parts []string
 	seen := map[string]bool{}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,6 +106,30 @@ func (l *questionLog) EBSDefaults(ctx context.Context) (*facts.EBSEncryption, er
 	return l.Provider.EBSDefaults(ctx)
 }
 
+func (l *questionLog) PodIdentityAssociations(ctx context.Context) (int, error) {
+	l.note("PodIdentityAssociations")
+	return l.Provider.PodIdentityAssociations(ctx)
+}
+
+func (l *questionLog) KarpenterController(ctx context.Context) (*facts.ControllerRole, error) {
+	l.note("KarpenterController")
+	return l.Provider.KarpenterController(ctx)
+}
+
+func (l *questionLog) VPCCNI(ctx context.Context) (*facts.CNI, error) {
+	l.note("VPCCNI")
+	return l.Provider.VPCCNI(ctx)
+}
+
+// Simulate notes each question of the row (a row's questions are what the snapshot and the live
+// provider answer).
+func (l *questionLog) Simulate(ctx context.Context, row facts.SimulationRow) ([]facts.Simulation, error) {
+	for _, q := range row.Questions() {
+		l.note(fmt.Sprintf("Simulate %s %s %s %v", q.Principal, q.Action, q.Resource, q.Context))
+	}
+	return l.Provider.Simulate(ctx, row)
+}
+
 // TestAskAheadMirrorsTheRules: the questions asked ahead are exactly those the rules then ask, for
 // the example clusters and for worlds where answers change which questions follow (a role that does
 // not exist, a cluster that cannot be described, a mode without access entries, spot, an aws-auth
@@ -174,6 +199,37 @@ spec:
 		world{name: "classes", objs: classes, cf: production, scope: validators.ScopeCLI},
 		world{name: "classes without a cluster", objs: classes, cf: &noCluster, scope: validators.ScopeCLI},
 		world{name: "classes in mode CONFIG_MAP", objs: classes, cf: &configMapMode, scope: validators.ScopeCLI},
+	)
+	// The node-identity rules' questions follow the VPC CNI (which rows apply) and the Pod Identity
+	// associations; the simulations section is known and empty, so every row is asked.
+	// The classes name the node role directly, through an instance profile, and with nodes named after
+	// their instance ID (no ec2:DescribeInstances row).
+	identity := func(cni facts.CNI, associations *int) *facts.ClusterFacts {
+		cf := *production
+		cl := *production.Cluster
+		cl.PodIdentityAssociations = associations
+		profiles := []facts.InstanceProfile{{Name: "KarpenterNodeInstanceProfile-prod-eks", Roles: []string{"KarpenterNodeRole-prod-eks"}}}
+		cf.Cluster, cf.VPCCNI, cf.Simulations, cf.InstanceProfiles = &cl, &cni, &[]facts.Simulation{}, &profiles
+		return &cf
+	}
+	identityClasses := append(slices.Clone(worlds[3].objs), append(classes, readObjects(t, `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: instance-id}
+spec:
+  role: KarpenterNodeRole-prod-eks
+  amiSelectorTerms: [{alias: al2023@latest}]
+  userData: |
+    apiVersion: node.eks.aws/v1alpha1
+    kind: NodeConfig
+    spec:
+      featureGates:
+        InstanceIdNodeName: true
+`)...)...)
+	yes, no, two := true, false, 2
+	worlds = append(worlds,
+		world{name: "identity, aws-node on the node role", objs: identityClasses, cf: identity(facts.CNI{Present: &yes, Credentials: facts.CredentialsNodeRole}, &two), scope: validators.ScopeCLI},
+		world{name: "identity, aws-node on Pod Identity", objs: identityClasses, cf: identity(facts.CNI{Present: &yes, Credentials: facts.CredentialsPodIdentity}, &two), scope: validators.ScopeCLI},
+		world{name: "identity, another CNI, associations unknown", objs: identityClasses, cf: identity(facts.CNI{Present: &no}, nil), scope: validators.ScopeCLI},
 	)
 	awsAuth := readObjects(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: aws-auth, namespace: kube-system}\ndata:\n  mapRoles: |\n    - rolearn: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks\n      username: system:node:{{EC2PrivateDNSName}}\n      groups: [system:bootstrappers, system:nodes]\n")
 	worlds = append(worlds, world{name: "aws-auth update", objs: awsAuth, cf: production, scope: validators.ScopeAdmission, operation: validators.OperationUpdate, old: awsAuth[0]})

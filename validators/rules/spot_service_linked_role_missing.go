@@ -15,7 +15,9 @@ var spotServiceLinkedRoleMissing = &validators.Rule{
 	Summary:       "the pool allows spot and the account has no `AWSServiceRoleForEC2Spot`",
 	Doc: "Spot launches need the account's service-linked role AWSServiceRoleForEC2Spot; without it every " +
 		"spot launch fails with AuthFailure.ServiceLinkedRoleCreationNotPermitted unless the controller may " +
-		"create it. Create it once per account.",
+		"create it, and Karpenter keeps retrying other offerings. A pool allows spot when its " +
+		"karpenter.sh/capacity-type requirements admit it, and also when it has none: Karpenter then " +
+		"prefers spot. Create the role once per account.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		idx, ok := allowsSpot(o.NodePool.Spec.Template.Spec.Requirements)
 		if !ok {
@@ -32,10 +34,23 @@ var spotServiceLinkedRoleMissing = &validators.Rule{
 		if cl, err := c.Facts.Cluster(c); err == nil && cl.AccountID != "" {
 			account = "account " + cl.AccountID
 		}
+		allows := "this pool allows spot capacity"
+		var field string
+		var line int
+		switch {
+		case idx >= 0:
+			field, line = objects.Path("spec", "template", "spec", "requirements", idx), o.Fields.Line("spec", "template", "spec", "requirements", idx)
+		case len(o.NodePool.Spec.Template.Spec.Requirements) > 0:
+			allows = "this pool has no " + capacityTypeKey + " requirement, so Karpenter launches spot capacity first"
+			field, line = "spec.template.spec.requirements", o.Fields.Line("spec", "template", "spec", "requirements")
+		default:
+			allows = "this pool has no " + capacityTypeKey + " requirement, so Karpenter launches spot capacity first"
+			field, line = "spec.template.spec", o.Fields.Line("spec", "template", "spec")
+		}
 		return []validators.Finding{{
-			Field:   objects.Path("spec", "template", "spec", "requirements", idx),
-			Line:    o.Fields.Line("spec", "template", "spec", "requirements", idx),
-			Message: "this pool allows spot capacity, but " + account + " has no service-linked role " + spotServiceLinkedRole + ", so spot launches fail with AuthFailure.ServiceLinkedRoleCreationNotPermitted (unless the Karpenter controller may create it)",
+			Field:   field,
+			Line:    line,
+			Message: allows + ", but " + account + " has no service-linked role " + spotServiceLinkedRole + ", so spot launches fail with AuthFailure.ServiceLinkedRoleCreationNotPermitted (unless the Karpenter controller may create it)",
 			Fix:     "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
 		}}, nil
 	},

@@ -1,0 +1,71 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+var nodeRoleTrustPolicy = &validators.Rule{
+	ID:            "node-role-trust-policy",
+	Kinds:         []string{validators.KindEC2NodeClass},
+	DefaultAction: config.ActionDeny,
+	Needs:         []facts.Fact{facts.Roles},
+	MayNeed:       []facts.Fact{facts.InstanceProfiles},
+	Summary:       "the node role's trust policy does not let EC2 assume it",
+	Doc: "EC2 hands an instance its role's credentials only if the role's trust policy lets the EC2 service " +
+		"assume it: an Allow statement for sts:AssumeRole (or sts:*, *) with Principal \"*\" or Service " +
+		"ec2.amazonaws.com (ec2.amazonaws.com.cn), and no unconditional Deny of it. Otherwise instances " +
+		"launch and run, but IMDS returns 404 for the role's credentials, the kubelet cannot authenticate " +
+		"and the node never appears. When the only Allow carries a Condition, or the policy uses " +
+		"NotPrincipal or NotAction, the finding is a warning (conditions are not evaluated). A role whose " +
+		"trust policy is not known is not evaluated. The fix is the exact update-assume-role-policy command.",
+	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
+		r, err := resolveRole(c, o)
+		if err != nil || r.role == nil {
+			return nil, err
+		}
+		role := r.role
+		if strings.TrimSpace(role.AssumeRolePolicyDocument) == "" {
+			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("no trust policy (assumeRolePolicyDocument) of role %s", role.Name))
+		}
+		v, err := readTrust(decodeTrustDocument(role.AssumeRolePolicyDocument))
+		if err != nil {
+			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("the trust policy of role %s cannot be read (%s)", role.Name, err))
+		}
+		if v.denied == "" && v.allowed {
+			return nil, nil
+		}
+		var why string
+		var atMost config.Action
+		switch {
+		case v.denied != "":
+			why = fmt.Sprintf("its trust policy denies sts:AssumeRole to the EC2 service in %s", v.denied)
+		case v.conditional:
+			why = "its trust policy lets the EC2 service assume it only under a Condition, which may not hold for EC2"
+			atMost = config.ActionWarn
+		case v.negated:
+			why = "its trust policy has no Allow of sts:AssumeRole for the EC2 service except through NotPrincipal or NotAction, which are not evaluated"
+			atMost = config.ActionWarn
+		default:
+			why = "its trust policy has no Allow statement for sts:AssumeRole with Principal Service " + ec2Service(arnPartition(role.ARN))
+		}
+		msg := fmt.Sprintf("node role %s cannot be assumed by EC2: %s, so instances launch but IMDS serves no credentials for the role, the kubelet cannot authenticate and the node never joins",
+			role.ARN, why)
+		if atMost != "" {
+			msg = fmt.Sprintf("node role %s may not be assumable by EC2: %s; if EC2 cannot assume it, instances launch but IMDS serves no credentials for the role, the kubelet cannot authenticate and the node never joins",
+				role.ARN, why)
+		}
+		return []validators.Finding{{
+			Field:   r.field,
+			Line:    o.Fields.Line("spec", strings.TrimPrefix(r.field, "spec.")),
+			Message: msg,
+			Fix:     fmt.Sprintf("aws iam update-assume-role-policy --role-name %s --policy-document '%s'", role.Name, ec2TrustPolicy(arnPartition(role.ARN))),
+			AtMost:  atMost,
+		}}, nil
+	},
+}

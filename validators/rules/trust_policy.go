@@ -1,0 +1,191 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// This file reads a role's trust policy (the JSON document IAM GetRole returns) far enough to tell
+// whether EC2 may assume the role for an instance profile: which statements allow or deny
+// sts:AssumeRole to the EC2 service. No Go library evaluates IAM policy documents, so this decodes the
+// grammar's few shapes with encoding/json by hand; it evaluates no conditions.
+
+// trustDocument is an IAM policy document as far as trust goes.
+type trustDocument struct {
+	Statement oneOrMany[trustStatement] `json:"Statement"`
+}
+
+// trustStatement is one statement of a trust policy.
+type trustStatement struct {
+	Sid          string            `json:"Sid"`
+	Effect       string            `json:"Effect"`
+	Principal    json.RawMessage   `json:"Principal"`
+	NotPrincipal json.RawMessage   `json:"NotPrincipal"`
+	Action       oneOrMany[string] `json:"Action"`
+	NotAction    json.RawMessage   `json:"NotAction"`
+	Condition    json.RawMessage   `json:"Condition"`
+}
+
+// oneOrMany is a policy element written as one value or a list of them.
+type oneOrMany[T any] []T
+
+// UnmarshalJSON accepts a value or a list.
+func (o *oneOrMany[T]) UnmarshalJSON(b []byte) error {
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "[") {
+		var list []T
+		if err := json.Unmarshal(b, &list); err != nil {
+			return err
+		}
+		*o = list
+		return nil
+	}
+	var one T
+	if err := json.Unmarshal(b, &one); err != nil {
+		return err
+	}
+	*o = oneOrMany[T]{one}
+	return nil
+}
+
+// ec2Principals are the service principals EC2 assumes an instance profile's role as.
+var ec2Principals = []string{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
+
+// trustVerdict is what a trust policy says about EC2 assuming the role.
+type trustVerdict struct {
+	// allowed: an Allow statement without a condition lets EC2 assume the role.
+	allowed bool
+	// conditional: an Allow statement lets EC2 assume the role only under a condition.
+	conditional bool
+	// denied names the unconditional Deny statement that refuses EC2 ("" when none does).
+	denied string
+	// negated: a statement uses NotPrincipal or NotAction, which this reading does not evaluate.
+	negated bool
+}
+
+// readTrust parses a trust policy and judges it for EC2 (see trustVerdict).
+func readTrust(doc string) (trustVerdict, error) {
+	var d trustDocument
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return trustVerdict{}, fmt.Errorf("the trust policy is not a policy document: %w", err)
+	}
+	var v trustVerdict
+	for i, s := range d.Statement {
+		if len(s.NotPrincipal) > 0 || len(s.NotAction) > 0 {
+			v.negated = true
+			continue
+		}
+		ec2, err := namesEC2(s.Principal)
+		if err != nil {
+			return trustVerdict{}, fmt.Errorf("statement %d of the trust policy: %w", i+1, err)
+		}
+		if !ec2 || !assumesRole(s.Action) {
+			continue
+		}
+		conditional := hasCondition(s.Condition)
+		switch {
+		case strings.EqualFold(s.Effect, "Deny") && !conditional && v.denied == "":
+			v.denied = fmt.Sprintf("statement %d", i+1)
+			if s.Sid != "" {
+				v.denied = fmt.Sprintf("statement %q", s.Sid)
+			}
+		case strings.EqualFold(s.Effect, "Allow") && conditional:
+			v.conditional = true
+		case strings.EqualFold(s.Effect, "Allow"):
+			v.allowed = true
+		}
+	}
+	return v, nil
+}
+
+// namesEC2 reports whether a Principal element covers the EC2 service: "*", {"AWS": "*"} (which IAM
+// treats as "*"), or a Service entry naming ec2.amazonaws.com or ec2.amazonaws.com.cn.
+func namesEC2(raw json.RawMessage) (bool, error) {
+	if len(raw) == 0 {
+		return false, nil
+	}
+	var star string
+	if json.Unmarshal(raw, &star) == nil {
+		return star == "*", nil
+	}
+	var byType map[string]oneOrMany[string]
+	if err := json.Unmarshal(raw, &byType); err != nil {
+		return false, fmt.Errorf("Principal is neither \"*\" nor an object of principal lists: %w", err)
+	}
+	for typ, values := range byType {
+		for _, p := range values {
+			switch {
+			case strings.EqualFold(typ, "AWS") && p == "*":
+				return true, nil
+			case strings.EqualFold(typ, "Service"):
+				for _, ec2 := range ec2Principals {
+					if strings.EqualFold(p, ec2) {
+						return true, nil
+					}
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// assumesRole reports whether an Action element covers sts:AssumeRole, as IAM matches actions: case
+// ignored, * and ? as wildcards (sts:AssumeRole, sts:*, *).
+func assumesRole(actions oneOrMany[string]) bool {
+	for _, a := range actions {
+		// path.Match's wildcards are IAM's; an action holds no '/', '[' or '\\' that it would read
+		// otherwise.
+		if ok, err := path.Match(strings.ToLower(a), "sts:assumerole"); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCondition reports whether a Condition element holds any condition ({} and null hold none).
+func hasCondition(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return true // not an object: IAM would not have stored it; count it as a condition
+	}
+	return len(m) > 0
+}
+
+// decodeTrustDocument returns the trust policy's JSON: the document as given, or URL-decoded when it
+// was recorded as GetRole sends it on the wire (%7B…).
+func decodeTrustDocument(doc string) string {
+	doc = strings.TrimSpace(doc)
+	if strings.HasPrefix(doc, "%7B") || strings.HasPrefix(doc, "%7b") {
+		if d, err := url.QueryUnescape(doc); err == nil {
+			return d
+		}
+	}
+	return doc
+}
+
+// ec2TrustPolicy is the trust policy that lets EC2 assume a role in the partition.
+func ec2TrustPolicy(partition string) string {
+	return `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"` + ec2Service(partition) + `"},"Action":"sts:AssumeRole"}]}`
+}
+
+// ec2Service is the EC2 service principal of a partition.
+func ec2Service(partition string) string {
+	if partition == "aws-cn" {
+		return "ec2.amazonaws.com.cn"
+	}
+	return "ec2.amazonaws.com"
+}
+
+// arnPartition returns the partition of an ARN (arn:aws-cn:… → aws-cn), "aws" when it has none.
+func arnPartition(arn string) string {
+	parts := strings.SplitN(arn, ":", 3)
+	if len(parts) < 3 || parts[0] != "arn" || parts[1] == "" {
+		return "aws"
+	}
+	return parts[1]
+}
