@@ -106,7 +106,7 @@ func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) erro
 		}
 		set.Objects = append(set.Objects, objs...)
 		set.Ignored += ignored
-		set.OtherNodeClasses = append(set.OtherNodeClasses, others...)
+		set.addOthers(others)
 		set.Errors = append(set.Errors, errs...)
 	}
 	return nil

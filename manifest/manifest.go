@@ -68,6 +68,9 @@ type Set struct {
 	// whose nodeClassRef gives only a name (as Azure's v1beta1 pools do) may mean one of them, not an
 	// EC2NodeClass.
 	OtherNodeClasses []objects.NodeClassRef
+	// ServiceAccounts are the ServiceAccounts among the ignored objects: without a cluster to read,
+	// those of Karpenter's controller and aws-node tell whose permissions to check (IRSA annotations).
+	ServiceAccounts []ServiceAccount
 	// Charts are the Helm chart directories (a Chart.yaml in them) skipped while walking a directory:
 	// their templates are not YAML until Helm renders them.
 	Charts []string
@@ -342,7 +345,7 @@ func (s *Set) Add(src Source) {
 	s.Objects = append(s.Objects, objs...)
 	s.Ignored += ignored
 	s.NotObjects += notObjects
-	s.OtherNodeClasses = append(s.OtherNodeClasses, others...)
+	s.addOthers(others)
 	s.Errors = append(s.Errors, errs...)
 }
 
@@ -355,7 +358,7 @@ func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
 
 // parse is Parse that also returns how many documents are not Kubernetes objects at all (skipped,
 // see looksLikeObject) and the other providers' node classes among the ignored objects.
-func parse(file string, data []byte) (objs []*objects.Object, ignored, notObjects int, others []objects.NodeClassRef, errs []Error) {
+func parse(file string, data []byte) (objs []*objects.Object, ignored, notObjects int, others ignoredKinds, errs []Error) {
 	objs, ignored, others, errs = parseDocuments(file, data)
 	errs = slices.DeleteFunc(errs, func(e Error) bool {
 		if e.notObject {
@@ -368,9 +371,9 @@ func parse(file string, data []byte) (objs []*objects.Object, ignored, notObject
 
 // parseDocuments decodes every document of one file; documents that are not Kubernetes objects come
 // back as errors marked notObject, which parse counts instead.
-func parseDocuments(file string, data []byte) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
+func parseDocuments(file string, data []byte) ([]*objects.Object, int, ignoredKinds, []Error) {
 	if line, bad := binaryLine(data); bad {
-		return nil, 0, nil, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
+		return nil, 0, ignoredKinds{}, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
 	}
 	docs := Split(data)
 	if strings.EqualFold(filepath.Ext(file), ".json") {
@@ -379,7 +382,7 @@ func parseDocuments(file string, data []byte) ([]*objects.Object, int, []objects
 	var (
 		objs    []*objects.Object
 		ignored int
-		others  []objects.NodeClassRef
+		others  ignoredKinds
 		errs    []Error
 		found   bool
 	)
@@ -411,7 +414,7 @@ func parseDocuments(file string, data []byte) ([]*objects.Object, int, []objects
 		}
 		objs = append(objs, o...)
 		ignored += ig
-		others = append(others, oc...)
+		others.merge(oc)
 		errs = append(errs, es...)
 	}
 	if !found {
@@ -436,23 +439,23 @@ func parseDocument(data []byte) error {
 // expanded holds the items of the Lists already expanded: a YAML alias can make a List contain itself,
 // or repeat a List until the document expands to billions of objects, so each List is expanded only
 // once.
-func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]bool) ([]*objects.Object, int, []objects.NodeClassRef, []Error) {
+func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]bool) ([]*objects.Object, int, ignoredKinds, []Error) {
 	if items := listItems(n); items != nil {
 		if expanded[items] {
-			return nil, 0, nil, []Error{{File: file, Line: offset + n.Line, Message: "List repeated through a YAML alias: write its items out instead"}}
+			return nil, 0, ignoredKinds{}, []Error{{File: file, Line: offset + n.Line, Message: "List repeated through a YAML alias: write its items out instead"}}
 		}
 		expanded[items] = true
 		var (
 			objs    []*objects.Object
 			ignored int
-			others  []objects.NodeClassRef
+			others  ignoredKinds
 			errs    []Error
 		)
 		for _, it := range items.Content {
 			o, ig, oc, es := decodeNode(file, offset, it, expanded)
 			objs = append(objs, o...)
 			ignored += ig
-			others = append(others, oc...)
+			others.merge(oc)
 			errs = append(errs, es...)
 		}
 		return objs, ignored, others, errs
@@ -461,17 +464,20 @@ func decodeNode(file string, offset int, n *yaml.Node, expanded map[*yaml.Node]b
 	if err != nil {
 		var de *objects.DecodeError
 		if errors.As(err, &de) {
-			return nil, 0, nil, []Error{{File: file, Line: de.Line, Message: de.Message}}
+			return nil, 0, ignoredKinds{}, []Error{{File: file, Line: de.Line, Message: de.Message}}
 		}
-		return nil, 0, nil, []Error{{File: file, Line: offset + n.Line, Message: err.Error()}}
+		return nil, 0, ignoredKinds{}, []Error{{File: file, Line: offset + n.Line, Message: err.Error()}}
 	}
 	if d.Object == nil {
 		if ref, ok := otherNodeClass(n); ok {
-			return nil, 1, []objects.NodeClassRef{ref}, nil
+			return nil, 1, ignoredKinds{nodeClasses: []objects.NodeClassRef{ref}}, nil
 		}
-		return nil, 1, nil, nil
+		if sa, ok := serviceAccount(n); ok {
+			return nil, 1, ignoredKinds{serviceAccounts: []ServiceAccount{sa}}, nil
+		}
+		return nil, 1, ignoredKinds{}, nil
 	}
-	return []*objects.Object{d.Object}, 0, nil, nil
+	return []*objects.Object{d.Object}, 0, ignoredKinds{}, nil
 }
 
 // looksLikeObject reports whether a document claims to be a Kubernetes object: a mapping with a kind or
@@ -507,6 +513,48 @@ func otherNodeClass(n *yaml.Node) (objects.NodeClassRef, bool) {
 		return objects.NodeClassRef{}, false
 	}
 	return objects.NodeClassRef{Group: group, Kind: h.Kind, Name: h.Metadata.Name}, true
+}
+
+// ignoredKinds are the ignored objects some rules still read: other providers' node classes and
+// ServiceAccounts.
+type ignoredKinds struct {
+	nodeClasses     []objects.NodeClassRef
+	serviceAccounts []ServiceAccount
+}
+
+func (k *ignoredKinds) merge(o ignoredKinds) {
+	k.nodeClasses = append(k.nodeClasses, o.nodeClasses...)
+	k.serviceAccounts = append(k.serviceAccounts, o.serviceAccounts...)
+}
+
+// addOthers adds what was read of the ignored objects to the set.
+func (s *Set) addOthers(k ignoredKinds) {
+	s.OtherNodeClasses = append(s.OtherNodeClasses, k.nodeClasses...)
+	s.ServiceAccounts = append(s.ServiceAccounts, k.serviceAccounts...)
+}
+
+// ServiceAccount is a core/v1 ServiceAccount of the input, as far as the identity rules read it.
+type ServiceAccount struct {
+	Namespace, Name string
+	Annotations     map[string]string
+}
+
+// serviceAccount reads an ignored object that is a v1 ServiceAccount. One without a namespace is
+// left out: which namespace it lands in depends on how it is applied.
+func serviceAccount(n *yaml.Node) (ServiceAccount, bool) {
+	var h struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name        string            `yaml:"name"`
+			Namespace   string            `yaml:"namespace"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"metadata"`
+	}
+	if n.Decode(&h) != nil || h.APIVersion != "v1" || h.Kind != "ServiceAccount" || h.Metadata.Name == "" || h.Metadata.Namespace == "" {
+		return ServiceAccount{}, false
+	}
+	return ServiceAccount{Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, Annotations: h.Metadata.Annotations}, true
 }
 
 // listItems returns the items sequence of a v1 List (or any *List kind), else nil.

@@ -29,8 +29,11 @@ import (
 func exampleWorld(t testing.TB, set *manifest.Set) (facts.Provider, webhook.Cluster) {
 	t.Helper()
 	var p facts.Provider = facts.None{}
-	var classes []*objects.Object
+	var classes, pools []*objects.Object
 	for _, o := range set.Objects {
+		if o.NodePool != nil && o.Version() == "v1" {
+			pools = append(pools, o)
+		}
 		if o.Kind == objects.KindClusterFacts {
 			cf, err := facts.DecodeSnapshot(o.Root, o.LineOffset)
 			if err != nil {
@@ -45,7 +48,7 @@ func exampleWorld(t testing.TB, set *manifest.Set) (facts.Provider, webhook.Clus
 	if data, malformed, ok := validators.InputAWSAuth(set.Objects); ok {
 		p = facts.WithInputAWSAuth(p, data, malformed)
 	}
-	return p, fixedCluster{classes}
+	return p, fixedCluster{classes, pools}
 }
 
 // source returns an object's manifest.

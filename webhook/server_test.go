@@ -204,7 +204,7 @@ securityGroups: [{id: sg-1, name: nodes, vpcID: vpc-1, tags: {karpenter.sh/disco
 				}
 				switch onError {
 				case "warn":
-					if !resp.Allowed || !strings.Contains(said, fault.cause) || !strings.Contains(said, "so 6 checks were not verified: ") || !strings.Contains(resp.AuditAnnotations["unverified"], "node-role-not-authorized") {
+					if !resp.Allowed || !strings.Contains(said, fault.cause) || !strings.Contains(said, "so 11 checks were not verified: ") || !strings.Contains(resp.AuditAnnotations["unverified"], "node-role-not-authorized") {
 						t.Errorf("allowed=%v, said %q, annotations %v; want allowed with a warning naming %q", resp.Allowed, said, resp.AuditAnnotations, fault.cause)
 					}
 				case "deny":
@@ -242,7 +242,7 @@ spec:
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod-eks}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod-eks}}]
 `)
-	srv := startServer(t, reviewer(t, facts.NewSnapshot(cf), nil, fixedCluster{classes}), webhook.DefaultLimits())
+	srv := startServer(t, reviewer(t, facts.NewSnapshot(cf), nil, fixedCluster{classes: classes}), webhook.DefaultLimits())
 	cm := func(mapRoles string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: aws-auth, namespace: kube-system}\ndata:\n  mapRoles: |\n" + mapRoles
 	}

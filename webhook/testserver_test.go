@@ -36,11 +36,11 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/webhook"
 )
 
-// fixedCluster is a cluster whose EC2NodeClasses are given.
-type fixedCluster struct{ classes []*objects.Object }
+// fixedCluster is a cluster whose EC2NodeClasses (and NodePools) are given.
+type fixedCluster struct{ classes, pools []*objects.Object }
 
 func (c fixedCluster) NodeClasses() []*objects.Object { return c.classes }
-func (fixedCluster) NodePools() []*objects.Object     { return nil }
+func (c fixedCluster) NodePools() []*objects.Object   { return c.pools }
 func (fixedCluster) Synced(context.Context) error     { return nil }
 
 func (c fixedCluster) NodeClass(name string) *objects.Object {

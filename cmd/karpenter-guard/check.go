@@ -90,6 +90,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	if o.live && o.factsFile != "" {
 		return fmt.Errorf("--live and --facts exclude each other: live facts come from AWS, --facts from a snapshot")
 	}
+	var accounts *inputAccounts // a live run without cluster access reads the input's ServiceAccounts
 	if o.live {
 		// The questions to AWS and the cluster share --deadline; reading and writing files do not.
 		liveCtx, cancel := o.liveOpts.withDeadline(ctx)
@@ -98,7 +99,8 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		var kube client.Reader
 		server := ""
 		if c, rc, err := o.liveOpts.kubeClient(); err != nil {
-			fmt.Fprintf(stderr, "note: no cluster access (%v): aws-auth comes from the input only\n", err)
+			fmt.Fprintf(stderr, "note: no cluster access (%v): aws-auth and the ServiceAccounts of Karpenter and aws-node come from the input only\n", err)
+			accounts = o.liveOpts.withInputAccounts()
 		} else {
 			kube, server = c, rc.Host
 		}
@@ -120,6 +122,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, stderr)
 	if err != nil {
 		return err
+	}
+	if accounts != nil {
+		accounts.set(set.ServiceAccounts)
 	}
 	for _, c := range set.Charts {
 		fmt.Fprintf(stderr, "note: Helm chart %s skipped: its templates are YAML only once rendered (helm template %s | karpenter-guard check -f -)\n", c, c)

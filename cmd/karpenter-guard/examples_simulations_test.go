@@ -34,7 +34,11 @@ func TestExampleSimulations(t *testing.T) {
 		t.Fatalf("policies: %v %v", files, err)
 	}
 	for _, pf := range files {
-		dir := filepath.Join("examples", "clusters", strings.TrimSuffix(filepath.Base(pf), ".yaml"))
+		name := strings.TrimSuffix(filepath.Base(pf), ".yaml")
+		dir := filepath.Join("examples", "clusters", name)
+		if name == "production" {
+			dir = filepath.Join("examples", "production")
+		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			snapFile := filepath.Join(dir, "cluster-facts.yaml")
 			data, err := os.ReadFile(snapFile)

@@ -83,7 +83,8 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 			return exitError{2}
 		}
 		if kubeErr != nil {
-			fmt.Fprintf(stderr, "note: no cluster access (%v): the snapshot will not know aws-auth\n", kubeErr)
+			fmt.Fprintf(stderr, "note: no cluster access (%v): the snapshot will not know aws-auth; the ServiceAccounts of Karpenter and aws-node come from the input only\n", kubeErr)
+			o.live.withInputAccounts().set(set.ServiceAccounts)
 		}
 	} else {
 		if kubeErr != nil {

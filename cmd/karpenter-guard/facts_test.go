@@ -61,6 +61,8 @@ func TestFieldReportScenarios(t *testing.T) {
 		"legacy-al2/ami-family-eol":                   "alias: al2023@latest",
 		"legacy-al2/ami-selector-no-match":            "describe-images",
 		"batch-spot/spot-service-linked-role-missing": "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
+		"default/node-role-trust-policy":              `aws iam update-assume-role-policy --role-name KarpenterNodeRole-ledger --policy-document '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}'`,
+		"gpu/controller-launch-permissions":           `"Action":"iam:PassRole","Resource":"arn:aws:iam::555566667777:role/media-gpu-nodes","Condition":{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}`,
 	}
 	got := rulesFired(r)
 	for k, fix := range want {

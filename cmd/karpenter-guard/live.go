@@ -31,6 +31,8 @@ type liveOptions struct {
 	kubeContext string
 	// deadline bounds a one-shot run's questions in all (addDeadlineFlag).
 	deadline time.Duration
+	// inputAccounts, when set, answers ServiceAccount reads of a run without cluster access.
+	inputAccounts *inputAccounts
 }
 
 // defaultDeadline is --deadline's default: a slow or unreachable AWS costs a CI job half a minute at
@@ -74,6 +76,13 @@ func (o *liveOptions) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// withInputAccounts makes a live run without cluster access read the ServiceAccounts of the input
+// (filled with inputAccounts.set once it is read), and returns them.
+func (o *liveOptions) withInputAccounts() *inputAccounts {
+	o.inputAccounts = &inputAccounts{}
+	return o.inputAccounts
 }
 
 // kubeClient returns a client reading the cluster, or nil with the reason when there is no kubeconfig.
@@ -130,10 +139,13 @@ func (o *liveOptions) newProvider(ctx context.Context, cfg *config.Config, kube 
 	// two of them, by name, and the cache would watch every one.
 	// Without a direct client they stay unknown, with the reason.
 	var serviceAccounts client.Reader
-	if kube != nil {
+	switch {
+	case kube != nil:
 		if c, _, err := o.kubeClient(); err == nil {
 			serviceAccounts = c
 		}
+	case o.inputAccounts != nil:
+		serviceAccounts = o.inputAccounts // no cluster: the input's ServiceAccounts, if any
 	}
 	p, err := live.New(live.Options{
 		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,

@@ -185,7 +185,7 @@ func TestLiveRunFailures(t *testing.T) {
 		srv.Inject("iam:GetRole", fakeaws.Fault{AccessDenied: true})
 		code, out, stderr := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
 		want := "Not evaluated because AWS denied iam:GetRole (grant it to karpenter-guard's IAM role: manifests/iam-policy.json):\n" +
-			"  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-not-authorized, node-role-not-found, spot-service-linked-role-missing\n"
+			"  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-join-permissions, node-role-not-authorized, node-role-not-found, node-role-runtime-permissions, node-role-trust-policy, node-username-mismatch, spot-service-linked-role-missing, windows-node-missing-kube-proxy-group\n"
 		if code != 1 || !strings.Contains(out, want) {
 			t.Errorf("exit %d (want 1: other rules still deny), stderr %q, output:\n%s\nwant it to contain:\n%s", code, stderr, out, want)
 		}
@@ -282,7 +282,7 @@ func TestFactsExportFailedLookups(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, report, _ := cli(t, "", "check", "-f", dir, "--facts", file)
-		if code != 0 || !strings.Contains(report, "Not evaluated because not in the facts snapshot:\n  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-not-authorized, node-role-not-found") || !strings.Contains(report, "node-role-not-found") {
+		if code != 0 || !strings.Contains(report, "Not evaluated because not in the facts snapshot:\n  al2023-hybrid-auth, aws-auth-rolearn-has-path, node-role-access-entry-stale, node-role-access-entry-type, node-role-join-permissions, node-role-not-authorized, node-role-not-found") || !strings.Contains(report, "node-role-not-found") {
 			t.Errorf("check with the partial snapshot: exit %d; want 0 and the role rules not evaluated:\n%s", code, report)
 		}
 	})

@@ -151,7 +151,11 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 				p = facts.WithInputAWSAuth(p, data, malformed)
 			}
 		}
-		r := e.cat.Evaluate(&validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI, CRDs: e.crds}, objs)
+		c := &validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI, CRDs: e.crds}
+		// The NodePools that launch from a class are those of the same cluster: the same facts scope
+		// (directories with their own snapshots describe different clusters).
+		c.FindNodePools = func(string) []*objects.Object { return objs }
+		r := e.cat.Evaluate(c, objs)
 		res.Findings = append(res.Findings, r.Findings...)
 		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
 		res.Skipped = append(res.Skipped, r.Skipped...)
