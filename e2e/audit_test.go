@@ -352,3 +352,59 @@ func TestAWSAuthNotReadable(t *testing.T) {
 		t.Errorf("the log does not say aws-auth cannot be read")
 	}
 }
+
+// TestAuditReportsJoinReadiness: objects stored before the webhook existed (a node role EC2 cannot
+// assume; a class whose role the controller may not pass) are reported by `karpenter-guard audit`,
+// which reads the controller's and aws-node's roles from the cluster's ServiceAccounts (IRSA
+// annotation, Pod Identity association) and asks the AWS fake's policy simulator, and the findings
+// land in the ClusterPolicyReport.
+func TestAuditReportsJoinReadiness(t *testing.T) {
+	for _, tc := range []struct {
+		dir, cluster, region, want string
+	}{
+		{"untrusted-node-role", "ledger", "us-west-2", "default/node-role-trust-policy"},
+		{"controller-cannot-pass-role", "media", "eu-central-1", "gpu/controller-launch-permissions"},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join("..", "examples", "clusters", tc.dir)
+			world(t, filepath.Join(dir, "cluster-facts.yaml"), "", filepath.Join(dir, "aws-auth.yaml"), filepath.Join(dir, "karpenter.yaml"))
+			env.stopGuard()
+			env.removeWebhooks(t)
+			env.kubectl(t, "", "delete", "clusterpolicyreports,policyreports", "-A", "--all")
+			cmd := exec.Command(env.guardBin, "audit", "--kubeconfig", env.kubeconfig, "--cluster-name", tc.cluster, "--region", tc.region,
+				"--aws-endpoint-url", env.fakeURL, "--write-reports", "-o", "json")
+			cmd.Env = append(cmd.Environ(), "AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			var ee *exec.ExitError
+			if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("audit: %v (want exit 1: a deny finding)\n%s%s", err, out, stderr.String())
+			}
+			var rep struct {
+				Findings []struct {
+					Rule   string
+					Object struct{ Name string }
+				}
+				NotEvaluated []struct{ Rule, Reason string }
+			}
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var found []string
+			for _, f := range rep.Findings {
+				found = append(found, f.Object.Name+"/"+f.Rule)
+			}
+			if !slices.Equal(found, []string{tc.want}) {
+				t.Errorf("audit found %v, want exactly [%s]", found, tc.want)
+			}
+			if len(rep.NotEvaluated) != 0 {
+				t.Errorf("with the cluster's ServiceAccounts and the simulator, nothing should be left unevaluated: %+v", rep.NotEvaluated)
+			}
+			name, rule, _ := strings.Cut(tc.want, "/")
+			if cpolr := clusterReport(t); !cpolr.has(rule, name, "fail") {
+				t.Errorf("the ClusterPolicyReport lacks %s: %+v", tc.want, cpolr)
+			}
+		})
+	}
+}

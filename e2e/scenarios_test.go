@@ -32,8 +32,10 @@ import (
 func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }
 
 // world serves a snapshot from the AWS fake, applies the files of stored (without the webhook, like
-// objects that were in the cluster before it), (re)starts the webhook for the snapshot's cluster with
-// a GuardConfig body, and registers the webhook configurations. It returns the cluster's name.
+// objects that were in the cluster before it) and the serviceaccounts.yaml beside the snapshot (the
+// cluster's Karpenter and aws-node ServiceAccounts, whose roles the snapshot describes), (re)starts the
+// webhook for the snapshot's cluster with a GuardConfig body, and registers the webhook
+// configurations. It returns the cluster's name.
 func world(t *testing.T, snapshot, config string, stored ...string) string {
 	t.Helper()
 	cf := &facts.ClusterFacts{}
@@ -45,6 +47,11 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 	env.fake.Clear("")
 	env.fake.SetFacts(cf)
 	reset(t)
+	if snapshot != "" {
+		if sa := filepath.Join(filepath.Dir(snapshot), "serviceaccounts.yaml"); fileExists(sa) {
+			stored = append([]string{sa}, stored...)
+		}
+	}
 	for _, f := range stored {
 		env.kubectlT(t, "apply", "-f", f)
 	}
@@ -53,12 +60,18 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 	return name
 }
 
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // reset removes the webhooks and every object a scenario may have left.
 func reset(t testing.TB) {
 	t.Helper()
 	env.removeWebhooks(t)
 	env.kubectlT(t, "delete", "ec2nodeclasses,nodepools", "--all", "--ignore-not-found", "--wait=false")
 	env.kubectlT(t, "delete", "configmap", "aws-auth", "-n", "kube-system", "--ignore-not-found")
+	env.kubectlT(t, "delete", "serviceaccount", "karpenter", "aws-node", "-n", "kube-system", "--ignore-not-found")
 }
 
 var deniedRE = regexp.MustCompile(`karpenter-guard: (\w+) "([^"]+)" denied: \[([a-z0-9-]+)\]`)
@@ -130,6 +143,12 @@ func TestFieldReportClustersAreRefused(t *testing.T) {
 		{"config-map-mode", "karpenter.yaml", []string{"EC2NodeClass/default: node-role-not-authorized"}, []string{"nodepool-nodeclass-missing"}},
 		{"api-mode", "ec2nodeclasses.yaml", []string{"EC2NodeClass/batch: node-role-access-entry-type", "EC2NodeClass/legacy: node-role-not-authorized"}, []string{"al2023-hybrid-auth"}},
 		{"network-and-ami", "karpenter.yaml", []string{"EC2NodeClass/legacy-al2: ami-family-eol"}, []string{"subnet-public", "spot-service-linked-role-missing"}},
+		// The node role's trust policy names eks.amazonaws.com: EC2 cannot hand its credentials to the
+		// instances. The webhook learns the controller's role from the ServiceAccount's IRSA annotation.
+		{"untrusted-node-role", "karpenter.yaml", []string{"EC2NodeClass/default: node-role-trust-policy"}, []string{"nodepool-nodeclass-missing"}},
+		// Karpenter's own controller policy may pass only KarpenterNodeRole-media; the gpu class names
+		// another role. The controller's role comes from its Pod Identity association (the AWS fake's).
+		{"controller-cannot-pass-role", "karpenter.yaml", []string{"EC2NodeClass/gpu: controller-launch-permissions"}, []string{"nodepool-nodeclass-missing"}},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir := filepath.Join("..", "examples", "clusters", tc.dir)
