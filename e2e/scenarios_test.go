@@ -31,7 +31,7 @@ import (
 
 func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }
 
-// world serves a snapshot from the AWS fake, applies the files of stored (without the webhook, like
+// world serves a snapshot (and the example's IAM policies in testdata/policies) from the AWS fake, applies the files of stored (without the webhook, like
 // objects that were in the cluster before it) and the serviceaccounts.yaml beside the snapshot (the
 // cluster's Karpenter and aws-node ServiceAccounts, whose roles the snapshot describes), (re)starts the
 // webhook for the snapshot's cluster with a GuardConfig body, and registers the webhook
@@ -45,7 +45,20 @@ func world(t *testing.T, snapshot, config string, stored ...string) string {
 		name, region = cf.Cluster.Name, cf.Cluster.Region
 	}
 	env.fake.Clear("")
-	env.fake.SetFacts(cf)
+	// The IAM policies of an example cluster, when the repository has them, let the fake's simulator
+	// answer questions the snapshot does not list (a class applied before its NodePools asks with
+	// other tags), as IAM would.
+	var policies fakeaws.Policies
+	if snapshot != "" {
+		if data, err := os.ReadFile(filepath.Join("testdata", "policies", filepath.Base(filepath.Dir(snapshot))+".yaml")); err == nil {
+			if policies, err = fakeaws.LoadPolicies(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := env.fake.SetWorld(cf, policies); err != nil {
+		t.Fatal(err)
+	}
 	reset(t)
 	if snapshot != "" {
 		if sa := filepath.Join(filepath.Dir(snapshot), "serviceaccounts.yaml"); fileExists(sa) {

@@ -93,6 +93,18 @@ func (s *Server) SetFacts(cf *facts.ClusterFacts) {
 	s.world.Store(newWorld(cf, s.caller, s.policies))
 }
 
+// SetWorld replaces the world the fake serves and the principals' identity policies together (SetFacts
+// keeps the policies of WithPolicies or of the last SetWorld). A nil p removes them.
+func (s *Server) SetWorld(cf *facts.ClusterFacts, p Policies) error {
+	compiled, err := p.compile()
+	if err != nil {
+		return fmt.Errorf("fakeaws: policies: %w", err)
+	}
+	s.policies = compiled
+	s.SetFacts(cf)
+	return nil
+}
+
 // Start serves the fake on a new loopback test server and returns its base URL (http://127.0.0.1:PORT).
 // The server stops when the test ends; requests still hanging on an injected fault are released first.
 func (s *Server) Start(tb testing.TB) string {
