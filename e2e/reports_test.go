@@ -255,7 +255,7 @@ func checkSkipResults(t *testing.T, reps []storedReport, cs []skipClass) int {
 func TestReportsLongSkipReasons(t *testing.T) {
 	cleanSlate(t)
 	long := append([]skipClass{{name: "reasons-huge", reasonBytes: 200 << 10}}, classes("reasons-long", 10, 20<<10)...)
-	more := classes("reasons-more", 11, 20<<10)
+	more := classes("reasons-more", 10, 20<<10)
 	t.Cleanup(func() { env.kubectl(t, "", "delete", "ec2nodeclasses", "--all", "--wait=false") })
 	createSkipClasses(t, long)
 

@@ -39,9 +39,11 @@ func BenchmarkAudit10k(b *testing.B) {
 	c := adminClient(b)
 	reset(b)
 	env.removeWebhooks(b)
-	cf := corpus.Facts(200, 50, 100)
+	cf := corpus.WithIdentities(corpus.Facts(200, 50, 100))
 	env.fake.Clear("")
-	env.fake.SetFacts(cf)
+	if err := env.fake.SetWorld(cf, corpus.Policies(cf)); err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	createCorpus(b, c, 10000)
 	b.Logf("stored 10,000 objects in %v", time.Since(start).Round(time.Millisecond))

@@ -40,32 +40,13 @@ func sharedClasses(n int) *manifest.Set {
 }
 
 // benchFacts is the corpus's cluster with the recommended AL2023 parameter too, and the identity facts
-// the permission rules need where the corpus has none: the node roles' trust policy, the controller's
-// role (IRSA), aws-node on the node's role, no Pod Identity association, and a simulations section
-// (the fake answers the questions it holds no entry for with an implicit deny).
+// the permission rules need (corpus.WithIdentities; without policies the fake answers every
+// simulation with an implicit deny, which costs the same calls).
 func benchFacts() *facts.ClusterFacts {
 	cf := corpus.Facts(200, 50, 100)
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"] = "ami-0al2023x86"
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/recommended/image_id"] = "ami-0al2023arm"
-	for i := range *cf.Roles {
-		if r := &(*cf.Roles)[i]; r.AssumeRolePolicyDocument == "" {
-			r.AssumeRolePolicyDocument = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
-		}
-	}
-	if cf.KarpenterController == nil {
-		cf.KarpenterController = &facts.ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: "arn:aws:iam::111122223333:role/KarpenterController", Source: facts.CredentialsIRSA}
-	}
-	if cf.VPCCNI == nil {
-		present := true
-		cf.VPCCNI = &facts.CNI{Present: &present, Credentials: facts.CredentialsNodeRole}
-	}
-	if cf.Cluster.PodIdentityAssociations == nil {
-		none := 0
-		cf.Cluster.PodIdentityAssociations = &none
-	}
-	if cf.Simulations == nil {
-		cf.Simulations = &[]facts.Simulation{}
-	}
+	corpus.WithIdentities(cf)
 	return cf
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
+
 	"github.com/karpenter-guard/karpenter-guard/facts"
 )
 
@@ -186,4 +188,49 @@ func Facts(images, subnets, entries int) *facts.ClusterFacts {
 	cf.Roles, cf.AccessEntries, cf.AWSAuth, cf.Images, cf.SSMParameters = &roles, &acc, &auth, &imgs, &ssm
 	cf.Subnets, cf.SecurityGroups, cf.InstanceProfiles = &sns, &sgs, &profiles
 	return cf
+}
+
+// ControllerRoleARN is the Karpenter controller's role in the corpus cluster (WithIdentities).
+const ControllerRoleARN = "arn:aws:iam::111122223333:role/KarpenterController"
+
+// WithIdentities adds to cf the identity facts the permission rules need where it has none: the node
+// roles' trust policy (EC2 may assume them), the controller's role (IRSA), aws-node on the node's role,
+// no Pod Identity association, and an empty simulations section (the AWS fake then answers every
+// question from Policies, or with an implicit deny without them). It returns cf.
+func WithIdentities(cf *facts.ClusterFacts) *facts.ClusterFacts {
+	if cf.Roles != nil {
+		for i := range *cf.Roles {
+			if r := &(*cf.Roles)[i]; r.AssumeRolePolicyDocument == "" {
+				r.AssumeRolePolicyDocument = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
+			}
+		}
+	}
+	if cf.KarpenterController == nil {
+		cf.KarpenterController = &facts.ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: ControllerRoleARN, Source: facts.CredentialsIRSA}
+	}
+	if cf.VPCCNI == nil {
+		present := true
+		cf.VPCCNI = &facts.CNI{Present: &present, Credentials: facts.CredentialsNodeRole}
+	}
+	if cf.Cluster != nil && cf.Cluster.PodIdentityAssociations == nil {
+		none := 0
+		cf.Cluster.PodIdentityAssociations = &none
+	}
+	if cf.Simulations == nil {
+		cf.Simulations = &[]facts.Simulation{}
+	}
+	return cf
+}
+
+// Policies gives the controller and every role of cf a policy that allows everything, so that the AWS
+// fake's simulator answers every question "allowed", as for an account whose roles are not narrowed.
+func Policies(cf *facts.ClusterFacts) fakeaws.Policies {
+	const allowAll = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}`
+	p := fakeaws.Policies{ControllerRoleARN: {Policies: []string{allowAll}}}
+	if cf.Roles != nil {
+		for _, r := range *cf.Roles {
+			p[r.ARN] = fakeaws.PrincipalPolicies{Policies: []string{allowAll}}
+		}
+	}
+	return p
 }

@@ -267,11 +267,9 @@ func (b *rowBuilder) passRole(c *validators.Context, o *objects.Object) {
 	case err != nil:
 		b.unasked("L1", err)
 		return
-	case r.role == nil && r.field == "":
-		b.unasked("L1", fmt.Errorf("the EC2NodeClass names no node role"))
-		return
 	case r.role == nil:
-		b.unasked("L1", fmt.Errorf("the node role of %s does not exist", r.field))
+		// No role to pass: node-role-not-found, instance-profile-not-found or instance-profile-no-role
+		// denies the class already, and no permission would make it launch.
 		return
 	}
 	b.add(controllerRow{permissionRow: permissionRow{
