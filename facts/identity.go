@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 )
@@ -144,7 +146,14 @@ func (r SimulationRow) Questions() []SimulationQuestion {
 	return out
 }
 
-// Key is the row's canonical form, for caches: the keys of its questions.
+// Digest is a short digest of Key (SHA-256, hex): what a cache of many rows keeps, since a row's key
+// holds every question's context and runs to kilobytes.
+func (r SimulationRow) Digest() string {
+	sum := sha256.Sum256([]byte(r.Key()))
+	return hex.EncodeToString(sum[:])
+}
+
+// Key is the row's canonical form: the keys of its questions.
 func (r SimulationRow) Key() string {
 	var b strings.Builder
 	for _, q := range r.Questions() {
