@@ -94,16 +94,7 @@ func TestAuditCommand(t *testing.T) {
 	env.stopGuard() // the CLI alone
 	env.removeWebhooks(t)
 	env.kubectl(t, "", "delete", "clusterpolicyreports,policyreports", "-A", "--all")
-	cmd := exec.Command(env.guardBin, "audit", "--kubeconfig", env.kubeconfig, "--cluster-name", "aws-2026-eks", "--region", "us-east-1",
-		"--aws-endpoint-url", env.fakeURL, "--write-reports", "-o", "json")
-	cmd.Env = append(cmd.Environ(), "AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("audit: %v (want exit 1: deny findings)\n%s%s", err, out, stderr.String())
-	}
+	out := auditJSON(t, "aws-2026-eks", "us-east-1")
 	var rep struct {
 		Findings []struct {
 			Rule   string
@@ -139,6 +130,23 @@ func TestAuditCommand(t *testing.T) {
 	if got := env.kubectlT(t, "get", "clusterpolicyreports"); !strings.Contains(got, "karpenter-guard") {
 		t.Errorf("kubectl get clusterpolicyreports:\n%s", got)
 	}
+}
+
+// auditJSON runs `karpenter-guard audit --write-reports -o json` against the suite's cluster and the
+// AWS fake, and returns its report; it fails the test unless the audit exits 1 (deny findings).
+func auditJSON(t *testing.T, cluster, region string) []byte {
+	t.Helper()
+	cmd := exec.Command(env.guardBin, "audit", "--kubeconfig", env.kubeconfig, "--cluster-name", cluster, "--region", region,
+		"--aws-endpoint-url", env.fakeURL, "--write-reports", "-o", "json")
+	cmd.Env = append(cmd.Environ(), "AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("audit: %v (want exit 1: deny findings)\n%s%s", err, out, stderr.String())
+	}
+	return out
 }
 
 func errorsAs(err error, target **exec.ExitError) bool {
@@ -371,16 +379,7 @@ func TestAuditReportsJoinReadiness(t *testing.T) {
 			env.stopGuard()
 			env.removeWebhooks(t)
 			env.kubectl(t, "", "delete", "clusterpolicyreports,policyreports", "-A", "--all")
-			cmd := exec.Command(env.guardBin, "audit", "--kubeconfig", env.kubeconfig, "--cluster-name", tc.cluster, "--region", tc.region,
-				"--aws-endpoint-url", env.fakeURL, "--write-reports", "-o", "json")
-			cmd.Env = append(cmd.Environ(), "AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			var ee *exec.ExitError
-			if err == nil || !errorsAs(err, &ee) || ee.ExitCode() != 1 {
-				t.Fatalf("audit: %v (want exit 1: a deny finding)\n%s%s", err, out, stderr.String())
-			}
+			out := auditJSON(t, tc.cluster, tc.region)
 			var rep struct {
 				Findings []struct {
 					Rule   string

@@ -97,7 +97,7 @@ func Ask(ctx context.Context, limit int, questions ...func(context.Context)) {
 	if limit <= 0 {
 		limit = AskLimit
 	}
-	p := &askPool{slots: make(chan struct{}, limit)}
+	p := &askPool{limit: limit}
 	pctx := context.WithValue(ctx, askPoolKey{}, p)
 	for _, q := range pending {
 		p.run(pctx, q)
@@ -107,27 +107,50 @@ func Ask(ctx context.Context, limit int, questions ...func(context.Context)) {
 
 type askPoolKey struct{}
 
-// askPool runs the questions of one Ask, nested ones included, at most cap(slots) at a time.
+// askPool runs the questions of one Ask, nested ones included, on at most limit goroutines: a queue
+// and workers, not a goroutine per question, since an audit asks hundreds of thousands.
 type askPool struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
+	limit int
+	wg    sync.WaitGroup // questions queued or running
+
+	mu      sync.Mutex
+	queue   []func()
+	workers int
 }
 
-// run starts q on its own goroutine, which waits for a slot; past ctx's deadline it is not started
-// (it would only be late).
+// run queues q; a worker runs it unless ctx has ended by then (it would only be late).
 func (p *askPool) run(ctx context.Context, q func(context.Context)) {
 	if ctx.Err() != nil {
 		return
 	}
 	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		select {
-		case p.slots <- struct{}{}:
-		case <-ctx.Done():
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.queue = append(p.queue, func() {
+		if ctx.Err() == nil {
+			q(ctx)
+		}
+	})
+	if p.workers < p.limit {
+		p.workers++
+		go p.work()
+	}
+}
+
+// work runs queued questions until the queue is empty.
+func (p *askPool) work() {
+	for {
+		p.mu.Lock()
+		if len(p.queue) == 0 {
+			p.workers--
+			p.mu.Unlock()
 			return
 		}
-		defer func() { <-p.slots }()
-		q(ctx)
-	}()
+		q := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		q()
+		p.wg.Done()
+	}
 }

@@ -422,3 +422,22 @@ func TestLiveClusterUnavailable(t *testing.T) {
 		t.Errorf("node-role-not-authorized was evaluated without the cluster: %v", skipped)
 	}
 }
+
+// TestLiveReadsTheInputServiceAccounts: without cluster access, the ServiceAccounts of the input name
+// the controller's and aws-node's roles; left out of the input, they are unknown, with what to do,
+// never taken as absent.
+func TestLiveReadsTheInputServiceAccounts(t *testing.T) {
+	inRepoRoot(t)
+	awsEnv(t)
+	const dir = "examples/clusters/controller-cannot-pass-role"
+	_, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
+	code, out, _ := cli(t, "", append([]string{"check", "-f", dir}, flags...)...)
+	if code != 1 || !strings.Contains(out, "[controller-launch-permissions]") {
+		t.Errorf("with the input's ServiceAccounts: exit %d, want 1 and the PassRole denial:\n%s", code, out)
+	}
+	code, out, _ = cli(t, "", append([]string{"check", "-f", filepath.Join(dir, "karpenter.yaml"), "-f", filepath.Join(dir, "aws-auth.yaml")}, flags...)...)
+	if code != 0 || strings.Contains(out, "[controller-launch-permissions]") ||
+		!strings.Contains(out, "no cluster access and no ServiceAccount kube-system/karpenter in the input (give a kubeconfig, or add the ServiceAccount's manifest to the input)") {
+		t.Errorf("without them: exit %d, want 0 and the controller rules not evaluated, saying why:\n%s", code, out)
+	}
+}
