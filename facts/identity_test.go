@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -157,5 +158,38 @@ func TestSimulationKeyOrdersKeysIgnoringCase(t *testing.T) {
 		Context: map[string][]string{"AWS:REQUESTTAG/NAME": {"x"}, "aws:RequestTag/karpenter.sh/nodepool": {"p"}}}
 	if a.Key() != b.Key() {
 		t.Errorf("keys differ:\n%q\n%q", a.Key(), b.Key())
+	}
+}
+
+// TestDecodeEverySection: a snapshot holding every section of the format, the network and capacity
+// ones included, decodes strictly, with the values as written.
+func TestDecodeEverySection(t *testing.T) {
+	data, err := os.ReadFile("testdata/every-section.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := DecodeSnapshotFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case cf.Cluster == nil || cf.Cluster.ClusterSecurityGroupID != "sg-0cluster" || *cf.Cluster.PodIdentityAssociations != 3:
+		t.Errorf("cluster: %+v", cf.Cluster)
+	case cf.Subnets == nil || len((*cf.Subnets)[0].Routes) != 2 || *(*cf.Subnets)[0].AvailableIPAddressCount != 4011:
+		t.Errorf("subnets: %+v", cf.Subnets)
+	case cf.SecurityGroups == nil || len((*cf.SecurityGroups)[0].Ingress) != 1:
+		t.Errorf("security groups: %+v", cf.SecurityGroups)
+	case cf.KarpenterController == nil || cf.VPCCNI == nil || cf.Simulations == nil || len(*cf.Simulations) != 1:
+		t.Errorf("identities: %+v %+v %+v", cf.KarpenterController, cf.VPCCNI, cf.Simulations)
+	case cf.KMSKeys == nil || len(*cf.KMSKeys) != 2 || cf.ServiceQuotas == nil || (*cf.ServiceQuotas)["vpc/L-2AFB9258"] != 5:
+		t.Errorf("kms keys, quotas: %+v %+v", cf.KMSKeys, cf.ServiceQuotas)
+	case cf.InstanceTypes == nil || (*cf.InstanceTypes)[0].MemorySizeInMiB != 8192 || len((*cf.InstanceTypes)[0].Zones) != 3:
+		t.Errorf("instance types: %+v", cf.InstanceTypes)
+	}
+	got, err := NewSnapshot(cf).Simulate(context.Background(), SimulationRow{Principal: "arn:aws:iam::111122223333:role/KarpenterController-prod-eks",
+		Actions: []string{"iam:PassRole"}, Resources: []string{"arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks"},
+		Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}})
+	if err != nil || got[0].Decision != DecisionAllowed {
+		t.Errorf("the PassRole question: %+v, %v", got, err)
 	}
 }

@@ -257,14 +257,27 @@ func expected(t reflect.Type) string {
 	return t.String()
 }
 
-// yamlFields returns a struct's fields by YAML name.
+// yamlFields returns a struct's fields by YAML name, those of inline structs included.
 func yamlFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
+	for _, f := range fieldsInOrder(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		out[name] = f
+	}
+	return out
+}
+
+// fieldsInOrder returns a struct's YAML fields in declaration order, an inline struct's in its place.
+func fieldsInOrder(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
-			out[name] = f
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct:
+			out = append(out, fieldsInOrder(f.Type)...)
+		case name != "" && name != "-":
+			out = append(out, f)
 		}
 	}
 	return out
@@ -272,10 +285,9 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 
 func fieldList(t reflect.Type) string {
 	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
-			names = append(names, name)
-		}
+	for _, f := range fieldsInOrder(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		names = append(names, name)
 	}
 	return strings.Join(names, ", ")
 }

@@ -46,6 +46,14 @@ type ClusterFacts struct {
 	// Simulations is a lookup: the policy simulator's answers to the questions asked; a question
 	// without an entry is unknown, not denied.
 	Simulations *[]Simulation `yaml:"simulations,omitempty" json:"simulations,omitempty"`
+	// The network and capacity sections (network.go): decoded, not yet read by any rule.
+	VPC                  *VPCAttributes         `yaml:"vpc,omitempty" json:"vpc,omitempty"`
+	NATGateways          *[]NATGateway          `yaml:"natGateways,omitempty" json:"natGateways,omitempty"`
+	VPCEndpoints         *[]VPCEndpoint         `yaml:"vpcEndpoints,omitempty" json:"vpcEndpoints,omitempty"`
+	KMSKeys              *[]KMSKey              `yaml:"kmsKeys,omitempty" json:"kmsKeys,omitempty"`
+	ServiceQuotas        *map[string]int        `yaml:"serviceQuotas,omitempty" json:"serviceQuotas,omitempty"`
+	CapacityReservations *[]CapacityReservation `yaml:"capacityReservations,omitempty" json:"capacityReservations,omitempty"`
+	InstanceTypes        *[]InstanceType        `yaml:"instanceTypes,omitempty" json:"instanceTypes,omitempty"`
 }
 
 // SnapshotError is a problem in a snapshot, with its line in the file.

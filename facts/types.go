@@ -36,6 +36,7 @@ type Cluster struct {
 	// PodIdentityAssociations counts the cluster's EKS Pod Identity associations but aws-node's
 	// (nil: unknown).
 	PodIdentityAssociations *int `yaml:"podIdentityAssociations,omitempty" json:"podIdentityAssociations,omitempty"`
+	ClusterNetwork          `yaml:",inline" json:",inline"`
 }
 
 // HonoursAWSAuth reports whether the cluster's mode reads the aws-auth ConfigMap.
@@ -136,14 +137,16 @@ type Subnet struct {
 	MapPublicIPOnLaunch bool              `yaml:"mapPublicIpOnLaunch" json:"mapPublicIpOnLaunch"`
 	Public              bool              `yaml:"public" json:"public"`
 	Tags                map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	SubnetNetwork       `yaml:",inline" json:",inline"`
 }
 
 // SecurityGroup is an EC2 security group.
 type SecurityGroup struct {
-	ID    string            `yaml:"id" json:"id"`
-	Name  string            `yaml:"name" json:"name"`
-	VPCID string            `yaml:"vpcID" json:"vpcID"`
-	Tags  map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	ID                 string            `yaml:"id" json:"id"`
+	Name               string            `yaml:"name" json:"name"`
+	VPCID              string            `yaml:"vpcID" json:"vpcID"`
+	Tags               map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	SecurityGroupRules `yaml:",inline" json:",inline"`
 }
 
 // EBSEncryption is the account's EBS encryption by default in one region (EC2
