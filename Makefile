@@ -80,7 +80,9 @@ FUZZ_TARGETS := manifest:FuzzParse \
 	facts:FuzzWildcard \
 	webhook:FuzzReview \
 	objects:FuzzFromJSON \
-	objects:FuzzContent
+	objects:FuzzContent \
+	validators/rules:FuzzReadTrust \
+	internal/fakeaws:FuzzPolicy
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz ./$${t%%:*} $${t#*:}"; \
