@@ -3,6 +3,7 @@ package facts
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"slices"
 	"strings"
 )
@@ -66,16 +67,30 @@ type SimulationQuestion struct {
 // resource and the context with sorted keys and values. Equal questions have equal keys whatever the
 // order they were written in, so a snapshot and the live provider answer the same keys.
 func (q SimulationQuestion) Key() string {
+	return questionKey(q.Principal, q.Action, q.Resource, contextKey(q.Context))
+}
+
+// questionKey joins a question's parts into its key; ctx is contextKey of its context.
+func questionKey(principal, action, resource, ctx string) string {
 	var b strings.Builder
-	b.WriteString(q.Principal)
+	b.Grow(len(principal) + len(action) + len(resource) + len(ctx) + 2)
+	b.WriteString(principal)
 	b.WriteByte('\x00')
-	b.WriteString(strings.ToLower(q.Action))
+	b.WriteString(strings.ToLower(action))
 	b.WriteByte('\x00')
-	b.WriteString(q.Resource)
-	// IAM condition keys are case-insensitive: sort and write them lower-case, merging keys that
-	// differ only in case.
-	byKey := make(map[string][]string, len(q.Context))
-	for k, vs := range q.Context {
+	b.WriteString(resource)
+	b.WriteString(ctx)
+	return b.String()
+}
+
+// contextKey is the canonical form of a request context. IAM condition keys are case-insensitive:
+// they are sorted and written lower-case, keys that differ only in case merged; values are sorted.
+func contextKey(ctx map[string][]string) string {
+	if len(ctx) == 0 {
+		return ""
+	}
+	byKey := make(map[string][]string, len(ctx))
+	for k, vs := range ctx {
 		lk := strings.ToLower(k)
 		byKey[lk] = append(byKey[lk], vs...)
 	}
@@ -84,6 +99,7 @@ func (q SimulationQuestion) Key() string {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var b strings.Builder
 	for _, k := range keys {
 		b.WriteByte('\x00')
 		b.WriteString(k)
@@ -147,18 +163,33 @@ func (r SimulationRow) Questions() []SimulationQuestion {
 }
 
 // Digest is a short digest of Key (SHA-256, hex): what a cache of many rows keeps, since a row's key
-// holds every question's context and runs to kilobytes.
+// holds every question's context and runs to kilobytes. It hashes the questions' keys as it makes
+// them, and the context's canonical form once for the whole row.
 func (r SimulationRow) Digest() string {
-	sum := sha256.Sum256([]byte(r.Key()))
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	r.eachKey(func(k string) {
+		_, _ = io.WriteString(h, k)
+		_, _ = h.Write([]byte{'\n'})
+	})
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Key is the row's canonical form: the keys of its questions.
+// Key is the row's canonical form: the keys of its questions, one per line.
 func (r SimulationRow) Key() string {
 	var b strings.Builder
-	for _, q := range r.Questions() {
-		b.WriteString(q.Key())
+	r.eachKey(func(k string) {
+		b.WriteString(k)
 		b.WriteByte('\n')
-	}
+	})
 	return b.String()
+}
+
+// eachKey calls f with the key of each question of the row, in the order of Questions.
+func (r SimulationRow) eachKey(f func(string)) {
+	ctx := contextKey(r.Context)
+	for _, a := range r.Actions {
+		for _, res := range r.Resources {
+			f(questionKey(r.Principal, a, res, ctx))
+		}
+	}
 }

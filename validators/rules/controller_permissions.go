@@ -197,7 +197,7 @@ type rowBuilder struct {
 func (b *rowBuilder) add(r controllerRow) {
 	key := r.ID
 	for _, call := range r.calls() {
-		key += "\n" + call.Key()
+		key += "\n" + call.Digest() // the row's key runs to kilobytes; the set keeps one per row
 	}
 	if b.seen[key] || len(r.Row.Resources) == 0 {
 		return
