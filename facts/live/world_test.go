@@ -3,9 +3,6 @@ package live_test
 import (
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/live"
 	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
@@ -23,9 +20,3 @@ func newProvider(t testing.TB, url string, cf *facts.ClusterFacts, o livetest.Op
 	t.Helper()
 	return livetest.NewProvider(t, url, cf, o)
 }
-
-// karpenterOf is the GuardConfig karpenter section of the world cf describes (livetest.KarpenterConfig).
-func karpenterOf(cf *facts.ClusterFacts) config.Karpenter { return livetest.KarpenterConfig(cf) }
-
-// kubeOf returns a Kubernetes reader holding what cf says of the cluster (livetest.KubeReader).
-func kubeOf(cf *facts.ClusterFacts) client.Reader { return livetest.KubeReader(cf) }
