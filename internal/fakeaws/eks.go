@@ -147,6 +147,24 @@ func (eksAPI) accessEntries(r *request, wd *world) ([]facts.AccessEntry, error) 
 	return *wd.cf.AccessEntries, nil
 }
 
+// eksPage reads the page an EKS list operation asks for: maxResults (1 to 100, default 100) and the
+// nextToken of op.
+func eksPage(op string, q url.Values) (offset, size int, err error) {
+	size = 100
+	if v := q.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return 0, 0, badRequest("InvalidParameterException", "maxResults must be between 1 and 100, got %q", v)
+		}
+		size = n
+	}
+	offset, ok := pageOffset(op, q.Get("nextToken"))
+	if !ok {
+		return 0, 0, badRequest("InvalidParameterException", "The nextToken %q is not valid.", q.Get("nextToken"))
+	}
+	return offset, size, nil
+}
+
 func (a eksAPI) listAccessEntries(w http.ResponseWriter, r *request, wd *world) error {
 	entries, err := a.accessEntries(r, wd)
 	if err != nil {
@@ -156,17 +174,9 @@ func (a eksAPI) listAccessEntries(w http.ResponseWriter, r *request, wd *world) 
 	if q.Get("associatedPolicyArn") != "" {
 		return badRequest("InvalidParameterException", "fakeaws does not support the associatedPolicyArn filter: the snapshot holds no access policies")
 	}
-	size := 100
-	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return badRequest("InvalidParameterException", "maxResults must be between 1 and 100, got %q", v)
-		}
-		size = n
-	}
-	offset, ok := pageOffset("eks:ListAccessEntries", q.Get("nextToken"))
-	if !ok {
-		return badRequest("InvalidParameterException", "The nextToken %q is not valid.", q.Get("nextToken"))
+	offset, size, err := eksPage("eks:ListAccessEntries", q)
+	if err != nil {
+		return err
 	}
 	arns := make([]string, len(entries))
 	for i, e := range entries {

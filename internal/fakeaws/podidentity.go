@@ -137,17 +137,9 @@ func (a eksAPI) listPodIdentityAssociations(w http.ResponseWriter, r *request, w
 		return err
 	}
 	q := r.URL.Query()
-	size := 100
-	if v := q.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return badRequest("InvalidParameterException", "maxResults must be between 1 and 100, got %q", v)
-		}
-		size = n
-	}
-	offset, ok := pageOffset("eks:ListPodIdentityAssociations", q.Get("nextToken"))
-	if !ok {
-		return badRequest("InvalidParameterException", "The nextToken %q is not valid.", q.Get("nextToken"))
+	offset, size, err := eksPage("eks:ListPodIdentityAssociations", q)
+	if err != nil {
+		return err
 	}
 	ns, sa := q.Get("namespace"), q.Get("serviceAccount")
 	var matched []eksAssociationSummary

@@ -35,9 +35,10 @@ type Question struct {
 	Action string
 	// Key says what is asked about (a role's name, a selector term). The cache key is Action and Key.
 	Key string
-	// Name, when set, is how notes name what is asked about, for a Key that is not for reading (a
-	// simulation row's canonical form); else Key.
-	Name string
+	// Name, when set, names what is asked about in notes, for a Key that is not for reading (a
+	// simulation row's digest); else Key. It is a function because notes are rare and a name can cost
+	// more to build than the lookup it names.
+	Name func() string
 	// MaxAge, when set, refuses an answer older than that, although it has not expired.
 	MaxAge time.Duration
 }
@@ -73,9 +74,9 @@ func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Que
 		return zero, Unknown(q.Fact, c.late(q.Action, err))
 	}
 	if l.Result == cache.Stale {
-		name := q.Name
-		if name == "" {
-			name = q.Key
+		name := q.Key
+		if q.Name != nil {
+			name = q.Name()
 		}
 		facts.Note(ctx, fmt.Sprintf("used a cached answer %s old for %s %s: %s", l.Age.Round(time.Second), q.Action, name, reasonOf(c.late(q.Action, l.RefreshErr))))
 	}

@@ -45,7 +45,7 @@ func (p *Provider) Simulate(ctx context.Context, row facts.SimulationRow) ([]fac
 	if len(qs) == 0 {
 		return []facts.Simulation{}, nil
 	}
-	q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: row.Digest(), Name: rowName(row)}
+	q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: row.Digest(), Name: func() string { return rowName(row) }}
 	sim, err := awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
 		return p.simulate(ctx, row, qs)
 	})
