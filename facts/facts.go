@@ -40,6 +40,31 @@ const (
 	Simulations Fact = "simulations"
 	// ClusterNodeClasses is the set of EC2NodeClasses stored in the cluster (webhook and audit only).
 	ClusterNodeClasses Fact = "cluster.ec2NodeClasses"
+	// ClusterNodePools is the set of NodePools stored in the cluster (webhook and audit only): an
+	// EC2NodeClass UPDATE is judged for the NodePools that use it.
+	ClusterNodePools Fact = "cluster.nodePools"
+
+	// ClusterEndpointAccess is whether the API server's endpoint is public, private or both, and the
+	// CIDRs its public side admits.
+	ClusterEndpointAccess Fact = "cluster.endpointAccess"
+	// ClusterControlPlaneNetwork is the control plane's security groups and the subnets of its ENIs.
+	ClusterControlPlaneNetwork Fact = "cluster.controlPlaneNetwork"
+	// ClusterIPFamily is the cluster's IP family (ipv4 or ipv6): the network rules model IPv4 only.
+	ClusterIPFamily Fact = "cluster.ipFamily"
+	// VPC is the DNS attributes of the cluster's VPC.
+	VPC Fact = "vpc"
+	// NATGateways are the NAT gateways of the cluster's VPC.
+	NATGateways Fact = "natGateways"
+	// VPCEndpoints are the VPC endpoints of the cluster's VPC.
+	VPCEndpoints Fact = "vpcEndpoints"
+	// KMSKeys are KMS DescribeKey's answers, by key reference as a class writes it (a lookup).
+	KMSKeys Fact = "kmsKeys"
+	// ServiceQuotas are applied Service Quotas values, by "service/quota-code" (a lookup).
+	ServiceQuotas Fact = "serviceQuotas"
+	// CapacityReservations are the region's active EC2 capacity reservations.
+	CapacityReservations Fact = "capacityReservations"
+	// InstanceTypes are the region's instance types with the zones that offer them.
+	InstanceTypes Fact = "instanceTypes"
 )
 
 // UnknownError is the answer "unknown, because …": the fact could not be had. Rules that meet it are
@@ -118,4 +143,21 @@ type Provider interface {
 	// row.Questions(). An answer whose Decision is "" is unknown (a snapshot without that entry); an
 	// error means no question of the row could be answered.
 	Simulate(ctx context.Context, row SimulationRow) ([]Simulation, error)
+	// VPC returns the DNS attributes of the cluster's VPC (never nil when known).
+	VPC(ctx context.Context) (*VPCAttributes, error)
+	// NATGateways returns the NAT gateways of the cluster's VPC.
+	NATGateways(ctx context.Context) ([]NATGateway, error)
+	// VPCEndpoints returns the VPC endpoints of the cluster's VPC.
+	VPCEndpoints(ctx context.Context) ([]VPCEndpoint, error)
+	// KMSKey returns what KMS DescribeKey says of a key reference (an id, ARN, alias name or alias
+	// ARN, as written in a class); never nil when known. A key KMS does not know is Found false; one
+	// whose DescribeKey was refused has Error KMSAccessDenied and nothing else.
+	KMSKey(ctx context.Context, ref string) (*KMSKey, error)
+	// ServiceQuota returns the applied value of a quota named "service/quota-code" (vpc/L-2AFB9258).
+	ServiceQuota(ctx context.Context, code string) (int, error)
+	// CapacityReservations returns the region's active capacity reservations.
+	CapacityReservations(ctx context.Context) ([]CapacityReservation, error)
+	// InstanceTypes returns the region's instance types, each with the zones that offer it. The list
+	// is large and shared between callers: they must not modify it.
+	InstanceTypes(ctx context.Context) ([]InstanceType, error)
 }

@@ -1,9 +1,14 @@
 package facts
 
-// The network and capacity sections of a ClusterFacts snapshot. The snapshot format is one contract
-// for identity, network and capacity facts alike, so a snapshot written with them (by hand, or by a
-// later facts export) decodes strictly today; no rule reads them yet, and no provider answers them:
-// the network and capacity rules that will come with them are not in this build.
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// The network and capacity facts: what a node needs to reach the API server and AWS from its subnet,
+// the keys its volumes are encrypted with, and the instance types and capacity a NodePool may launch.
 
 // ClusterNetwork is what DescribeCluster says of the cluster's endpoint and control-plane network.
 type ClusterNetwork struct {
@@ -128,4 +133,191 @@ type Accelerator struct {
 type NeuronDevice struct {
 	Name  string `yaml:"name" json:"name"`
 	Count int    `yaml:"count,omitempty" json:"count,omitempty"`
+}
+
+// Quota codes the rules ask about.
+const (
+	// QuotaSecurityGroupsPerENI is Service Quotas' "Security groups per network interface" (default 5).
+	QuotaSecurityGroupsPerENI = "vpc/L-2AFB9258"
+)
+
+// KMS key states that matter to EBS (KMS KeyState).
+const (
+	KeyStateEnabled = "Enabled"
+)
+
+// KMSAccessDenied is KMSKey.Error when DescribeKey was refused (the key policy does not let the guard
+// read the key): its state is unknown.
+const KMSAccessDenied = "AccessDenied"
+
+// RulesKnown reports whether a group's rules were read: a group from an older snapshot has neither
+// ingress nor egress, and then nothing can be said of what it allows.
+func (g *SecurityGroup) RulesKnown() bool { return g.Ingress != nil || g.Egress != nil }
+
+// VPC implements Provider.
+func (s *Snapshot) VPC(ctx context.Context) (*VPCAttributes, error) {
+	if err := s.Known(ctx, VPC); err != nil {
+		return nil, err
+	}
+	return s.facts.VPC, nil
+}
+
+// NATGateways implements Provider.
+func (s *Snapshot) NATGateways(ctx context.Context) ([]NATGateway, error) {
+	if err := s.Known(ctx, NATGateways); err != nil {
+		return nil, err
+	}
+	return *s.facts.NATGateways, nil
+}
+
+// VPCEndpoints implements Provider.
+func (s *Snapshot) VPCEndpoints(ctx context.Context) ([]VPCEndpoint, error) {
+	if err := s.Known(ctx, VPCEndpoints); err != nil {
+		return nil, err
+	}
+	return *s.facts.VPCEndpoints, nil
+}
+
+// KMSKey implements Provider: kmsKeys is a lookup keyed by the reference as written, so a reference
+// without an entry is unknown.
+func (s *Snapshot) KMSKey(ctx context.Context, ref string) (*KMSKey, error) {
+	if err := s.Known(ctx, KMSKeys); err != nil {
+		return nil, err
+	}
+	for i := range *s.facts.KMSKeys {
+		if k := &(*s.facts.KMSKeys)[i]; k.Ref == ref {
+			return k, nil
+		}
+	}
+	return nil, Unknown(KMSKeys, fmt.Sprintf("the facts snapshot has no kmsKeys entry for %s", ref))
+}
+
+// ServiceQuota implements Provider: serviceQuotas is a lookup, so a quota without an entry is unknown.
+func (s *Snapshot) ServiceQuota(ctx context.Context, code string) (int, error) {
+	if err := s.Known(ctx, ServiceQuotas); err != nil {
+		return 0, err
+	}
+	v, ok := (*s.facts.ServiceQuotas)[code]
+	if !ok {
+		return 0, Unknown(ServiceQuotas, fmt.Sprintf("the facts snapshot has no serviceQuotas entry for %s", code))
+	}
+	return v, nil
+}
+
+// CapacityReservations implements Provider.
+func (s *Snapshot) CapacityReservations(ctx context.Context) ([]CapacityReservation, error) {
+	if err := s.Known(ctx, CapacityReservations); err != nil {
+		return nil, err
+	}
+	return *s.facts.CapacityReservations, nil
+}
+
+// InstanceTypes implements Provider.
+func (s *Snapshot) InstanceTypes(ctx context.Context) ([]InstanceType, error) {
+	if err := s.Known(ctx, InstanceTypes); err != nil {
+		return nil, err
+	}
+	return *s.facts.InstanceTypes, nil
+}
+
+// subnetNetwork checks a subnet's CIDR block and routes.
+func (v *validator) subnetNetwork(i int, s SubnetNetwork) {
+	if s.CIDRBlock != "" {
+		if _, err := netip.ParsePrefix(s.CIDRBlock); err != nil {
+			v.errorf(v.at("subnets", i, "cidrBlock"), "subnets[%d].cidrBlock %q is not a CIDR block such as 10.0.32.0/19", i, s.CIDRBlock)
+		}
+	}
+	if len(s.Routes) > 0 && s.RouteTableID == "" {
+		v.errorf(v.at("subnets", i, "routes"), "subnets[%d] has routes but no routeTableID: give the table whose routes they are (the explicitly associated one, else the VPC's main table)", i)
+	}
+	for j, r := range s.Routes {
+		if r.Destination == "" || r.Target == "" {
+			v.errorf(v.at("subnets", i, "routes", j), "subnets[%d].routes[%d] needs a destination and a target", i, j)
+		}
+		switch r.State {
+		case "", RouteActive, RouteBlackhole:
+		default:
+			v.errorf(v.at("subnets", i, "routes", j, "state"), "subnets[%d].routes[%d].state %q: expected active or blackhole", i, j, r.State)
+		}
+	}
+}
+
+// Route states (EC2 RouteState).
+const (
+	RouteActive    = "active"
+	RouteBlackhole = "blackhole"
+)
+
+// network checks the network and capacity sections.
+func (v *validator) network(cf *ClusterFacts) {
+	if c := cf.Cluster; c != nil {
+		switch c.IPFamily {
+		case "", "ipv4", "ipv6":
+		default:
+			v.errorf(v.at("cluster", "ipFamily"), "cluster.ipFamily %q: expected ipv4 or ipv6", c.IPFamily)
+		}
+		for j, cidr := range c.PublicAccessCidrs {
+			if _, err := netip.ParsePrefix(cidr); err != nil {
+				v.errorf(v.at("cluster", "publicAccessCidrs", j), "cluster.publicAccessCidrs[%d] %q is not a CIDR block such as 203.0.113.0/24", j, cidr)
+			}
+		}
+	}
+	if cf.NATGateways != nil {
+		seen := map[string]int{}
+		for i, n := range *cf.NATGateways {
+			v.unique(seen, n.ID, "natGateways", i, "id")
+			for j, ip := range n.PublicIPs {
+				if _, err := netip.ParseAddr(ip); err != nil {
+					v.errorf(v.at("natGateways", i, "publicIps", j), "natGateways[%d].publicIps[%d] %q is not an IP address", i, j, ip)
+				}
+			}
+		}
+	}
+	if cf.VPCEndpoints != nil {
+		seen := map[string]int{}
+		for i, e := range *cf.VPCEndpoints {
+			v.unique(seen, e.ID, "vpcEndpoints", i, "id")
+			switch e.Type {
+			case "", "Interface", "Gateway", "GatewayLoadBalancer", "Resource", "ServiceNetwork":
+			default:
+				v.errorf(v.at("vpcEndpoints", i, "type"), "vpcEndpoints[%d].type %q: expected Interface, Gateway or GatewayLoadBalancer", i, e.Type)
+			}
+		}
+	}
+	if cf.KMSKeys != nil {
+		seen := map[string]int{}
+		for i, k := range *cf.KMSKeys {
+			v.unique(seen, k.Ref, "kmsKeys", i, "ref")
+			switch {
+			case k.Error != "" && k.Error != KMSAccessDenied:
+				v.errorf(v.at("kmsKeys", i, "error"), "kmsKeys[%d].error %q: expected AccessDenied (DescribeKey refused), or no error", i, k.Error)
+			case k.Error != "" && (k.Found != nil || k.ARN != "" || k.KeyState != ""):
+				v.errorf(v.at("kmsKeys", i, "error"), "kmsKeys[%d] has an error and an answer: a refused DescribeKey says nothing of the key", i)
+			case k.Error == "" && k.Found == nil:
+				v.errorf(v.at("kmsKeys", i), "kmsKeys[%d] needs found: true (with keyState, keySpec and keyUsage), found: false, or error: AccessDenied", i)
+			}
+		}
+	}
+	if cf.ServiceQuotas != nil {
+		for code := range *cf.ServiceQuotas {
+			if service, quota, ok := strings.Cut(code, "/"); !ok || service == "" || !strings.HasPrefix(quota, "L-") {
+				v.errorf(v.at("serviceQuotas", code), "serviceQuotas key %q: expected service/quota-code, such as vpc/L-2AFB9258", code)
+			}
+		}
+	}
+	if cf.CapacityReservations != nil {
+		seen := map[string]int{}
+		for i, r := range *cf.CapacityReservations {
+			v.unique(seen, r.ID, "capacityReservations", i, "id")
+		}
+	}
+	if cf.InstanceTypes != nil {
+		seen := map[string]int{}
+		for i, t := range *cf.InstanceTypes {
+			v.unique(seen, t.InstanceType, "instanceTypes", i, "instanceType")
+			if t.InstanceType != "" && !strings.Contains(t.InstanceType, ".") {
+				v.errorf(v.at("instanceTypes", i, "instanceType"), "instanceTypes[%d].instanceType %q: expected family.size, such as m7g.large", i, t.InstanceType)
+			}
+		}
+	}
 }

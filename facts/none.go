@@ -71,3 +71,34 @@ func (None) VPCCNI(context.Context) (*CNI, error) { return nil, Unknown(VPCCNI, 
 func (None) Simulate(context.Context, SimulationRow) ([]Simulation, error) {
 	return nil, Unknown(Simulations, noFacts)
 }
+
+// VPC implements Provider.
+func (None) VPC(context.Context) (*VPCAttributes, error) { return nil, Unknown(VPC, noFacts) }
+
+// NATGateways implements Provider.
+func (None) NATGateways(context.Context) ([]NATGateway, error) {
+	return nil, Unknown(NATGateways, noFacts)
+}
+
+// VPCEndpoints implements Provider.
+func (None) VPCEndpoints(context.Context) ([]VPCEndpoint, error) {
+	return nil, Unknown(VPCEndpoints, noFacts)
+}
+
+// KMSKey implements Provider.
+func (None) KMSKey(context.Context, string) (*KMSKey, error) { return nil, Unknown(KMSKeys, noFacts) }
+
+// ServiceQuota implements Provider.
+func (None) ServiceQuota(context.Context, string) (int, error) {
+	return 0, Unknown(ServiceQuotas, noFacts)
+}
+
+// CapacityReservations implements Provider.
+func (None) CapacityReservations(context.Context) ([]CapacityReservation, error) {
+	return nil, Unknown(CapacityReservations, noFacts)
+}
+
+// InstanceTypes implements Provider.
+func (None) InstanceTypes(context.Context) ([]InstanceType, error) {
+	return nil, Unknown(InstanceTypes, noFacts)
+}

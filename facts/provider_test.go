@@ -20,6 +20,10 @@ func mustDecode(t *testing.T, in string) *Snapshot {
 var allFacts = []Fact{ClusterAuthenticationMode, ClusterVersion, ClusterVPCID, AccessEntries, AWSAuth, Roles,
 	InstanceProfiles, Images, SSMParameters, Subnets, SecurityGroups, EBSDefaults, ClusterNodeClasses}
 
+// networkFacts are the network and capacity facts (network_test.go tests them present).
+var networkFacts = []Fact{ClusterNodePools, ClusterEndpointAccess, ClusterControlPlaneNetwork, ClusterIPFamily, VPC, NATGateways, VPCEndpoints, KMSKeys, ServiceQuotas,
+	CapacityReservations, InstanceTypes}
+
 // wantUnknown fails unless err is an *UnknownError for f with reason.
 func wantUnknown(t *testing.T, what string, err error, f Fact, reason string) {
 	t.Helper()
@@ -37,7 +41,7 @@ func wantUnknown(t *testing.T, what string, err error, f Fact, reason string) {
 func TestSnapshotKnownAbsent(t *testing.T) {
 	ctx := context.Background()
 	s := mustDecode(t, lines(hdrAPI, hdrKind))
-	for _, f := range allFacts {
+	for _, f := range append(allFacts, networkFacts...) {
 		t.Run(string(f), func(t *testing.T) {
 			wantUnknown(t, "Known", s.Known(ctx, f), f, "not in the facts snapshot")
 		})

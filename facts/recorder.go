@@ -42,6 +42,13 @@ type Recorder struct {
 	ctrl      *ControllerRole
 	cni       *CNI
 	sims      map[string]Simulation
+	vpc       *VPCAttributes
+	nats      []NATGateway
+	endpoints []VPCEndpoint
+	kmsKeys   map[string]KMSKey
+	quotas    map[string]int
+	reserved  []CapacityReservation
+	types     []InstanceType
 }
 
 var _ Provider = (*Recorder)(nil)
@@ -50,7 +57,8 @@ var _ Provider = (*Recorder)(nil)
 func NewRecorder(p Provider) *Recorder {
 	return &Recorder{p: p, known: map[Fact]bool{}, failed: map[Fact][]string{}, transient: map[Fact]bool{}, entries: map[string]AccessEntry{}, roles: map[string]Role{},
 		profiles: map[string]InstanceProfile{}, images: map[string]Image{}, ssm: map[string]string{},
-		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}, sims: map[string]Simulation{}}
+		subnets: map[string]Subnet{}, groups: map[string]SecurityGroup{}, sims: map[string]Simulation{},
+		kmsKeys: map[string]KMSKey{}, quotas: map[string]int{}}
 }
 
 // AskAhead implements AheadAsker for the provider it records: the rules' questions asked ahead are
@@ -106,7 +114,13 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 		} else {
 			_, _ = r.AWSAuth(ctx)
 		}
-	case EBSDefaults, ClusterPodIdentityAssociations, KarpenterController, VPCCNI:
+	case ClusterEndpointAccess, ClusterControlPlaneNetwork, ClusterIPFamily:
+		if err != nil {
+			r.fail(SectionCluster, err)
+		} else {
+			_, _ = r.Cluster(ctx)
+		}
+	case EBSDefaults, ClusterPodIdentityAssociations, KarpenterController, VPCCNI, VPC:
 		// Knowing them is having them: one answer is the whole section.
 		if err != nil {
 			r.fail(f, err)
@@ -121,6 +135,8 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 			_, _ = r.KarpenterController(ctx)
 		case VPCCNI:
 			_, _ = r.VPCCNI(ctx)
+		case VPC:
+			_, _ = r.VPC(ctx)
 		}
 	default:
 		r.keep(f, err, nil)
@@ -291,6 +307,65 @@ func (r *Recorder) Simulate(ctx context.Context, row SimulationRow) ([]Simulatio
 	return sims, err
 }
 
+// VPC implements Provider.
+func (r *Recorder) VPC(ctx context.Context) (*VPCAttributes, error) {
+	v, err := r.p.VPC(ctx)
+	r.keep(VPC, err, func() {
+		if v != nil {
+			cp := *v
+			r.vpc = &cp
+		}
+	})
+	return v, err
+}
+
+// NATGateways implements Provider.
+func (r *Recorder) NATGateways(ctx context.Context) ([]NATGateway, error) {
+	ns, err := r.p.NATGateways(ctx)
+	r.keep(NATGateways, err, func() { r.nats = slices.Clone(ns) })
+	return ns, err
+}
+
+// VPCEndpoints implements Provider.
+func (r *Recorder) VPCEndpoints(ctx context.Context) ([]VPCEndpoint, error) {
+	es, err := r.p.VPCEndpoints(ctx)
+	r.keep(VPCEndpoints, err, func() { r.endpoints = slices.Clone(es) })
+	return es, err
+}
+
+// KMSKey implements Provider. kmsKeys is a lookup section: a failed question only leaves its
+// reference out.
+func (r *Recorder) KMSKey(ctx context.Context, ref string) (*KMSKey, error) {
+	k, err := r.p.KMSKey(ctx, ref)
+	r.keep(KMSKeys, err, func() {
+		if k != nil {
+			r.kmsKeys[ref] = *k
+		}
+	})
+	return k, err
+}
+
+// ServiceQuota implements Provider; serviceQuotas is a lookup section, like kmsKeys.
+func (r *Recorder) ServiceQuota(ctx context.Context, code string) (int, error) {
+	v, err := r.p.ServiceQuota(ctx, code)
+	r.keep(ServiceQuotas, err, func() { r.quotas[code] = v })
+	return v, err
+}
+
+// CapacityReservations implements Provider.
+func (r *Recorder) CapacityReservations(ctx context.Context) ([]CapacityReservation, error) {
+	cs, err := r.p.CapacityReservations(ctx)
+	r.keep(CapacityReservations, err, func() { r.reserved = slices.Clone(cs) })
+	return cs, err
+}
+
+// InstanceTypes implements Provider.
+func (r *Recorder) InstanceTypes(ctx context.Context) ([]InstanceType, error) {
+	ts, err := r.p.InstanceTypes(ctx)
+	r.keep(InstanceTypes, err, func() { r.types = ts }) // shared and never modified
+	return ts, err
+}
+
 // SectionCluster is the recorder's name for the cluster section (in Gaps), which answers the three
 // cluster facts.
 const SectionCluster Fact = "cluster"
@@ -381,6 +456,33 @@ func (r *Recorder) Snapshot() *ClusterFacts {
 		d := *r.ebs
 		cf.EBSDefaults = &d
 	}
+	if whole(VPC) && r.vpc != nil {
+		v := *r.vpc
+		cf.VPC = &v
+	}
+	if whole(NATGateways) {
+		ns := nonNil(r.nats)
+		cf.NATGateways = &ns
+	}
+	if whole(VPCEndpoints) {
+		es := nonNil(r.endpoints)
+		cf.VPCEndpoints = &es
+	}
+	if r.known[KMSKeys] {
+		cf.KMSKeys = sortedValues(r.kmsKeys)
+	}
+	if r.known[ServiceQuotas] {
+		q := maps.Clone(r.quotas)
+		cf.ServiceQuotas = &q
+	}
+	if whole(CapacityReservations) {
+		cs := nonNil(r.reserved)
+		cf.CapacityReservations = &cs
+	}
+	if whole(InstanceTypes) {
+		ts := nonNil(r.types)
+		cf.InstanceTypes = &ts
+	}
 	return cf
 }
 
@@ -391,4 +493,12 @@ func sortedValues[T any](m map[string]T) *[]T {
 		out = append(out, m[k])
 	}
 	return &out
+}
+
+// nonNil returns s, or an empty slice for nil: a section that is known and empty.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -266,6 +266,7 @@ func (v *validator) check(cf *ClusterFacts) {
 		seen := map[string]int{}
 		for i, s := range *cf.Subnets {
 			v.unique(seen, s.ID, "subnets", i, "id")
+			v.subnetNetwork(i, s.SubnetNetwork)
 		}
 	}
 	if cf.SecurityGroups != nil {
@@ -325,6 +326,7 @@ func (v *validator) check(cf *ClusterFacts) {
 			seen[k] = i
 		}
 	}
+	v.network(cf)
 	if d := cf.EBSDefaults; d != nil && d.KMSKeyID != "" && !kmsKeyRE.MatchString(d.KMSKeyID) {
 		v.errorf(v.at("ebsDefaults", "kmsKeyID"), "ebsDefaults.kmsKeyID %q: expected the ARN of a KMS key or alias, as GetEbsDefaultKmsKeyId returns it (arn:aws:kms:REGION:ACCOUNT:alias/aws/ebs)", d.KMSKeyID)
 	}
@@ -462,6 +464,26 @@ func (s *Snapshot) Known(_ context.Context, f Fact) error {
 		known = cf.VPCCNI != nil
 	case Simulations:
 		known = cf.Simulations != nil
+	case ClusterEndpointAccess:
+		known = cf.Cluster != nil && cf.Cluster.EndpointPublicAccess != nil && cf.Cluster.EndpointPrivateAccess != nil
+	case ClusterControlPlaneNetwork:
+		known = cf.Cluster != nil && cf.Cluster.ClusterSecurityGroupID != "" && len(cf.Cluster.SubnetIDs) > 0
+	case ClusterIPFamily:
+		known = cf.Cluster != nil && cf.Cluster.IPFamily != ""
+	case VPC:
+		known = cf.VPC != nil && cf.VPC.EnableDNSSupport != nil && cf.VPC.EnableDNSHostnames != nil
+	case NATGateways:
+		known = cf.NATGateways != nil
+	case VPCEndpoints:
+		known = cf.VPCEndpoints != nil
+	case KMSKeys:
+		known = cf.KMSKeys != nil
+	case ServiceQuotas:
+		known = cf.ServiceQuotas != nil
+	case CapacityReservations:
+		known = cf.CapacityReservations != nil
+	case InstanceTypes:
+		known = cf.InstanceTypes != nil
 	}
 	if !known {
 		return Unknown(f, notInSnapshot)

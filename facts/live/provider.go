@@ -186,6 +186,11 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 		return err
 	case facts.ClusterNodeClasses:
 		return facts.Unknown(f, "the live provider does not list EC2NodeClasses")
+	case facts.ClusterNodePools:
+		return facts.Unknown(f, "the live provider does not list NodePools")
+	case facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.ClusterIPFamily, facts.VPC, facts.NATGateways,
+		facts.VPCEndpoints, facts.KMSKeys, facts.ServiceQuotas, facts.CapacityReservations, facts.InstanceTypes:
+		return p.networkKnown(ctx, f)
 	}
 	return nil
 }

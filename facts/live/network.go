@@ -1,0 +1,51 @@
+package live
+
+import (
+	"context"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+)
+
+// notReadLive is the reason for the network and capacity facts this provider does not ask AWS for
+// yet: rules that need them are reported as not evaluated, never passed.
+const notReadLive = "the live provider does not read this fact yet"
+
+// networkKnown answers Known for the network and capacity facts.
+func (p *Provider) networkKnown(_ context.Context, f facts.Fact) error {
+	return facts.Unknown(f, notReadLive)
+}
+
+// VPC implements facts.Provider.
+func (p *Provider) VPC(context.Context) (*facts.VPCAttributes, error) {
+	return nil, facts.Unknown(facts.VPC, notReadLive)
+}
+
+// NATGateways implements facts.Provider.
+func (p *Provider) NATGateways(context.Context) ([]facts.NATGateway, error) {
+	return nil, facts.Unknown(facts.NATGateways, notReadLive)
+}
+
+// VPCEndpoints implements facts.Provider.
+func (p *Provider) VPCEndpoints(context.Context) ([]facts.VPCEndpoint, error) {
+	return nil, facts.Unknown(facts.VPCEndpoints, notReadLive)
+}
+
+// KMSKey implements facts.Provider.
+func (p *Provider) KMSKey(context.Context, string) (*facts.KMSKey, error) {
+	return nil, facts.Unknown(facts.KMSKeys, notReadLive)
+}
+
+// ServiceQuota implements facts.Provider.
+func (p *Provider) ServiceQuota(context.Context, string) (int, error) {
+	return 0, facts.Unknown(facts.ServiceQuotas, notReadLive)
+}
+
+// CapacityReservations implements facts.Provider.
+func (p *Provider) CapacityReservations(context.Context) ([]facts.CapacityReservation, error) {
+	return nil, facts.Unknown(facts.CapacityReservations, notReadLive)
+}
+
+// InstanceTypes implements facts.Provider.
+func (p *Provider) InstanceTypes(context.Context) ([]facts.InstanceType, error) {
+	return nil, facts.Unknown(facts.InstanceTypes, notReadLive)
+}
