@@ -29,23 +29,3 @@ func (p *Provider) NATGateways(context.Context) ([]facts.NATGateway, error) {
 func (p *Provider) VPCEndpoints(context.Context) ([]facts.VPCEndpoint, error) {
 	return nil, facts.Unknown(facts.VPCEndpoints, notReadLive)
 }
-
-// KMSKey implements facts.Provider.
-func (p *Provider) KMSKey(context.Context, string) (*facts.KMSKey, error) {
-	return nil, facts.Unknown(facts.KMSKeys, notReadLive)
-}
-
-// ServiceQuota implements facts.Provider.
-func (p *Provider) ServiceQuota(context.Context, string) (int, error) {
-	return 0, facts.Unknown(facts.ServiceQuotas, notReadLive)
-}
-
-// CapacityReservations implements facts.Provider.
-func (p *Provider) CapacityReservations(context.Context) ([]facts.CapacityReservation, error) {
-	return nil, facts.Unknown(facts.CapacityReservations, notReadLive)
-}
-
-// InstanceTypes implements facts.Provider.
-func (p *Provider) InstanceTypes(context.Context) ([]facts.InstanceType, error) {
-	return nil, facts.Unknown(facts.InstanceTypes, notReadLive)
-}

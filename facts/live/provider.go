@@ -189,8 +189,10 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	case facts.ClusterNodePools:
 		return facts.Unknown(f, "the live provider does not list NodePools")
 	case facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.ClusterIPFamily, facts.VPC, facts.NATGateways,
-		facts.VPCEndpoints, facts.KMSKeys, facts.ServiceQuotas, facts.CapacityReservations, facts.InstanceTypes:
+		facts.VPCEndpoints:
 		return p.networkKnown(ctx, f)
+	case facts.KMSKeys, facts.ServiceQuotas, facts.CapacityReservations, facts.InstanceTypes:
+		return p.capacityKnown(ctx, f)
 	}
 	return nil
 }
