@@ -27,6 +27,17 @@ type EC2NodeClassSpec struct {
 	BlockDeviceMappings        []BlockDeviceMapping `json:"blockDeviceMappings,omitempty" yaml:"blockDeviceMappings"`
 	AssociatePublicIPAddress   *bool                `json:"associatePublicIPAddress,omitempty" yaml:"associatePublicIPAddress"`
 	Kubelet                    map[string]any       `json:"kubelet,omitempty" yaml:"kubelet"`
+	// CapacityReservationSelectorTerms select the capacity reservations Karpenter may launch into.
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" yaml:"capacityReservationSelectorTerms"`
+}
+
+// CapacityReservationSelectorTerm is one term of spec.capacityReservationSelectorTerms: an id, or
+// tags, owner and match criteria ANDed; terms are ORed.
+type CapacityReservationSelectorTerm struct {
+	ID                    string            `json:"id,omitempty" yaml:"id"`
+	OwnerID               string            `json:"ownerID,omitempty" yaml:"ownerID"`
+	InstanceMatchCriteria string            `json:"instanceMatchCriteria,omitempty" yaml:"instanceMatchCriteria"`
+	Tags                  map[string]string `json:"tags,omitempty" yaml:"tags"`
 }
 
 // AMISelectorTerm is one term of spec.amiSelectorTerms; fields are ANDed, terms ORed.
@@ -63,6 +74,7 @@ type BlockDeviceMapping struct {
 // EBSBlock is the ebs part of a block device mapping.
 type EBSBlock struct {
 	Encrypted  *bool  `json:"encrypted,omitempty" yaml:"encrypted"`
+	KMSKeyID   string `json:"kmsKeyID,omitempty" yaml:"kmsKeyID"`
 	VolumeSize string `json:"volumeSize,omitempty" yaml:"volumeSize"`
 	VolumeType string `json:"volumeType,omitempty" yaml:"volumeType"`
 }
