@@ -18,12 +18,18 @@ import (
 	awsec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	awsiam "github.com/aws/aws-sdk-go-v2/service/iam"
+	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
+	awsservicequotas "github.com/aws/aws-sdk-go-v2/service/servicequotas"
 	awsssm "github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/karpenter-guard/karpenter-guard/facts/live/capacityreservation"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/instancetype"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/kms"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/servicequotas"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ssm"
 )
 
@@ -128,6 +134,9 @@ type Clients struct {
 	STS STSAPI
 	EC2 EC2API
 	SSM SSMAPI
+	KMS KMSAPI
+	// ServiceQuotas is named as its IAM service prefix is (servicequotas:GetServiceQuota).
+	ServiceQuotas ServiceQuotasAPI
 }
 
 // NewClients builds every client from cfg, with request bodies made safe (SafeRequestBodies), metrics
@@ -146,6 +155,10 @@ func NewClients(cfg aws.Config, m *Metrics) Clients {
 		STS: sts.NewFromConfig(cfg, func(o *sts.Options) { override(&o.BaseEndpoint, base) }),
 		EC2: awsec2.NewFromConfig(cfg, func(o *awsec2.Options) { override(&o.BaseEndpoint, base) }),
 		SSM: awsssm.NewFromConfig(cfg, func(o *awsssm.Options) { override(&o.BaseEndpoint, base) }),
+		KMS: awskms.NewFromConfig(cfg, func(o *awskms.Options) { override(&o.BaseEndpoint, base) }),
+		ServiceQuotas: awsservicequotas.NewFromConfig(cfg, func(o *awsservicequotas.Options) {
+			override(&o.BaseEndpoint, base)
+		}),
 	}
 }
 
@@ -168,8 +181,20 @@ type STSAPI interface {
 	GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
 }
 
-// EC2API is what the provider calls of EC2: what its ec2 concept provider calls (ec2.API).
-type EC2API = ec2.API
+// EC2API is what the provider calls of EC2: what its ec2, capacityreservation and instancetype
+// concept providers call.
+type EC2API interface {
+	ec2.API
+	capacityreservation.API
+	instancetype.API
+}
 
 // SSMAPI is what the provider calls of SSM: what its ssm concept provider calls (ssm.API).
 type SSMAPI = ssm.API
+
+// KMSAPI is what the provider calls of KMS: what its kms concept provider calls (kms.API).
+type KMSAPI = kms.API
+
+// ServiceQuotasAPI is what the provider calls of Service Quotas: what its servicequotas concept
+// provider calls (servicequotas.API).
+type ServiceQuotasAPI = servicequotas.API

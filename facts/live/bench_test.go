@@ -46,7 +46,7 @@ func benchFacts() *facts.ClusterFacts {
 	cf := corpus.Facts(200, 50, 100)
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id"] = "ami-0al2023x86"
 	(*cf.SSMParameters)["/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/arm64/standard/recommended/image_id"] = "ami-0al2023arm"
-	corpus.WithIdentities(cf)
+	corpus.WithNetwork(corpus.WithIdentities(cf), nil)
 	return cf
 }
 
@@ -100,9 +100,15 @@ func TestCallsPerDistinctQuestion(t *testing.T) {
 		"iam:GetInstanceProfile":             1,         // the probe: spec.role names roles, not profiles
 		"ssm:GetParameter":                   4,         // pinned and recommended alias × 2 architectures (no rule needs the probe)
 		"ec2:DescribeImages":                 2 + 1 + 1, // the 2 images all four parameters name, the name term, and the probe
-		"ec2:DescribeSubnets":                1 + 1,     // the one subnet selector, and the probe
+		"ec2:DescribeSubnets":                1 + 2 + 1, // the one subnet selector, the two control-plane subnets, and the probe
 		"ec2:DescribeRouteTables":            1 + 1,     // the one VPC, and the probe
-		"ec2:DescribeSecurityGroups":         1 + 1,
+		"ec2:DescribeSecurityGroups":         1 + 1 + 1, // the one group selector, the cluster security group, and the probe
+		"ec2:DescribeVpcAttribute":           2,         // DNS support and DNS hostnames: the private endpoint is on
+		"ec2:DescribeNatGateways":            0,         // the public endpoint admits every address
+		"ec2:DescribeVpcEndpoints":           0,         // every subnet has a NAT gateway
+		"ec2:DescribeCapacityReservations":   0,         // no class selects reservations
+		"kms:DescribeKey":                    0,         // the default EBS key is AWS's own
+		"ec2:DescribeInstanceTypes":          0,         // no NodePool reviewed
 		"sts:GetCallerIdentity":              0,
 	}
 	var report []string

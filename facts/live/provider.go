@@ -1,9 +1,9 @@
-// Package live is the facts provider that asks AWS (EKS, IAM, STS, EC2, SSM through aws-sdk-go-v2) and
-// the Kubernetes API (the kube-system/aws-auth ConfigMap, the ServiceAccounts of Karpenter's controller
-// and aws-node) at admission speed: every answer is cached with positive and negative TTLs, one call
-// is in flight per question, an expired answer is served when its refresh fails or is late (and the
-// evaluation's notes say so), and a question that cannot be answered in time comes back as an unknown
-// fact with the reason, for aws.onError to decide upstream.
+// Package live is the facts provider that asks AWS (EKS, IAM, STS, EC2, SSM, KMS and Service Quotas
+// through aws-sdk-go-v2) and the Kubernetes API (the kube-system/aws-auth ConfigMap, the
+// ServiceAccounts of Karpenter's controller and aws-node) at admission speed: every answer is cached
+// with positive and negative TTLs, one call is in flight per question, an expired answer is served
+// when its refresh fails or is late (and the evaluation's notes say so), and a question that cannot be
+// answered in time comes back as an unknown fact with the reason, for aws.onError to decide upstream.
 //
 // Deadlines: no caller waits for one question longer than aws.timeout (Options.Budget), nor past its
 // context's deadline. The call itself may go on, detached, until twice the budget, so that a question
@@ -26,9 +26,12 @@
 // tuned by Options.Cache (its TTLs, and MaxEntries for each cache): eks (the cluster, its access
 // entries and Pod Identity associations), iam (roles, instance profiles, the policy simulator's
 // answers), ec2 (images, subnets and their route tables, security groups, the account's EBS
-// encryption by default), ssm (parameters), awsauth (the ConfigMap) and serviceaccount (the
-// ServiceAccounts of Karpenter's controller and aws-node, whose IRSA annotation or Pod Identity
-// association names the role they act as). Answers of one kind never evict another's.
+// encryption by default), ssm (parameters), kms (the keys EBS volumes are encrypted with),
+// servicequotas (applied quota values), capacityreservation (the region's active reservations),
+// instancetype (the region's instance types and their zones, kept long and refreshed in the
+// background), awsauth (the ConfigMap) and serviceaccount (the ServiceAccounts of Karpenter's
+// controller and aws-node, whose IRSA annotation or Pod Identity association names the role they act
+// as). Answers of one kind never evict another's.
 // The concept providers share the lookup step, the wording of failed calls and the metrics of
 // package awscall.
 package live
@@ -47,10 +50,14 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/awscall"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/capacityreservation"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/instancetype"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/kms"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/serviceaccount"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/servicequotas"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ssm"
 )
 
@@ -96,6 +103,11 @@ type Provider struct {
 	awsAuth *awsauth.Provider
 
 	serviceAccounts *serviceaccount.Provider
+
+	kms                  *kms.Provider
+	serviceQuotas        *servicequotas.Provider
+	capacityReservations *capacityreservation.Provider
+	instanceTypes        *instancetype.Provider
 }
 
 var (
@@ -108,8 +120,9 @@ func New(opts Options) (*Provider, error) {
 	if opts.ClusterName == "" {
 		return nil, errors.New("no EKS cluster name: pass --cluster-name (the name in `aws eks list-clusters`)")
 	}
-	if opts.Clients.EKS == nil || opts.Clients.IAM == nil || opts.Clients.EC2 == nil || opts.Clients.SSM == nil || opts.Clients.STS == nil {
-		return nil, errors.New("live facts need every AWS client (EKS, IAM, STS, EC2, SSM)")
+	if opts.Clients.EKS == nil || opts.Clients.IAM == nil || opts.Clients.EC2 == nil || opts.Clients.SSM == nil || opts.Clients.STS == nil ||
+		opts.Clients.KMS == nil || opts.Clients.ServiceQuotas == nil {
+		return nil, errors.New("live facts need every AWS client (EKS, IAM, STS, EC2, SSM, KMS, Service Quotas)")
 	}
 	if opts.Budget > 0 {
 		if opts.Cache.MaxWait <= 0 {
@@ -138,6 +151,11 @@ func New(opts Options) (*Provider, error) {
 		awsAuth: awsauth.NewProvider(opts.Kube, opts.Metrics, opts.Cache),
 
 		serviceAccounts: serviceaccount.NewProvider(saReader, opts.Metrics, opts.Cache),
+
+		kms:                  kms.NewProvider(opts.Clients.KMS, caller, opts.Cache),
+		serviceQuotas:        servicequotas.NewProvider(opts.Clients.ServiceQuotas, caller, opts.Cache),
+		capacityReservations: capacityreservation.NewProvider(opts.Clients.EC2, opts.Region, caller, opts.Cache),
+		instanceTypes:        instancetype.NewProvider(opts.Clients.EC2, opts.Region, caller, instancetype.Options{Cache: opts.Cache}),
 	}, nil
 }
 
@@ -149,6 +167,10 @@ func (p *Provider) Close() {
 	p.ssm.Close()
 	p.awsAuth.Close()
 	p.serviceAccounts.Close()
+	p.kms.Close()
+	p.serviceQuotas.Close()
+	p.capacityReservations.Close()
+	p.instanceTypes.Close()
 }
 
 // AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
@@ -165,7 +187,8 @@ func (p *Provider) AskAhead() bool { return true }
 // snapshot without that section.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	switch f {
-	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries, facts.ClusterPodIdentityAssociations:
+	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID, facts.AccessEntries, facts.ClusterPodIdentityAssociations,
+		facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.ClusterIPFamily:
 		return p.eks.Known(ctx, f)
 	case facts.Roles, facts.InstanceProfiles:
 		return p.iam.Known(ctx, f)
@@ -188,8 +211,7 @@ func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 		return facts.Unknown(f, "the live provider does not list EC2NodeClasses")
 	case facts.ClusterNodePools:
 		return facts.Unknown(f, "the live provider does not list NodePools")
-	case facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.ClusterIPFamily, facts.VPC, facts.NATGateways,
-		facts.VPCEndpoints:
+	case facts.VPC, facts.NATGateways, facts.VPCEndpoints:
 		return p.networkKnown(ctx, f)
 	case facts.KMSKeys, facts.ServiceQuotas, facts.CapacityReservations, facts.InstanceTypes:
 		return p.capacityKnown(ctx, f)

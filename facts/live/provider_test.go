@@ -38,6 +38,17 @@ cluster:
   authenticationMode: API_AND_CONFIG_MAP
   vpcID: vpc-0a1b2c3d
   podIdentityAssociations: 3
+  endpointPublicAccess: true
+  endpointPrivateAccess: true
+  publicAccessCidrs: [0.0.0.0/0]
+  clusterSecurityGroupID: sg-0cluster
+  subnetIDs: [subnet-0private1]
+  ipFamily: ipv4
+vpc: {enableDnsSupport: true, enableDnsHostnames: true}
+natGateways:
+  - {id: nat-0abc, state: available, connectivityType: public, publicIps: [203.0.113.10]}
+vpcEndpoints:
+  - {id: vpce-0s3, serviceName: com.amazonaws.eu-west-1.s3, type: Gateway, state: available, routeTableIDs: [rtb-0priv]}
 accessEntries:
   - principalArn: arn:aws:iam::111122223333:role/teams/KarpenterNodeRole
     type: EC2_LINUX
@@ -112,15 +123,41 @@ images:
 ssmParameters:
   /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id: ami-0al2023x86
 subnets:
-  - {id: subnet-0private1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: false, tags: {karpenter.sh/discovery: prod-eks, Name: private-a}}
-  - {id: subnet-0public1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1b, mapPublicIpOnLaunch: true, public: true, tags: {karpenter.sh/discovery: prod-eks, Name: public-b}}
-  - {id: subnet-0other, vpcID: vpc-0ffee, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: true, tags: {Name: other}}
+  - {id: subnet-0private1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: false, tags: {karpenter.sh/discovery: prod-eks, Name: private-a},
+     availabilityZoneID: euw1-az1, cidrBlock: 10.0.32.0/19, availableIpAddressCount: 4011, routeTableID: rtb-0priv,
+     routes: [{destination: 0.0.0.0/0, target: nat-0abc, state: active}, {destination: pl-6da54004, target: vpce-0s3, state: active}]}
+  - {id: subnet-0public1, vpcID: vpc-0a1b2c3d, availabilityZone: eu-west-1b, mapPublicIpOnLaunch: true, public: true, tags: {karpenter.sh/discovery: prod-eks, Name: public-b},
+     availabilityZoneID: euw1-az2, cidrBlock: 10.0.0.0/24, availableIpAddressCount: 250, routeTableID: rtb-0pub,
+     routes: [{destination: 0.0.0.0/0, target: igw-0abc, state: active}]}
+  - {id: subnet-0other, vpcID: vpc-0ffee, availabilityZone: eu-west-1a, mapPublicIpOnLaunch: false, public: true, tags: {Name: other},
+     routeTableID: rtb-0other, routes: [{destination: 0.0.0.0/0, target: igw-0ffee}, {destination: 10.9.0.0/16, target: pcx-0peer, state: blackhole}]}
 securityGroups:
-  - {id: sg-0node, name: eks-node, vpcID: vpc-0a1b2c3d, tags: {karpenter.sh/discovery: prod-eks}}
-  - {id: sg-0default, name: default, vpcID: vpc-0a1b2c3d}
+  - id: sg-0node
+    name: eks-node
+    vpcID: vpc-0a1b2c3d
+    tags: {karpenter.sh/discovery: prod-eks}
+    ingress:
+      - {protocol: "-1", groupIDs: [sg-0node]}
+      - {protocol: tcp, fromPort: 10250, toPort: 10250, groupIDs: [sg-0cluster]}
+    egress:
+      - {protocol: "-1", cidrs: [0.0.0.0/0], ipv6Cidrs: ["::/0"]}
+  - {id: sg-0default, name: default, vpcID: vpc-0a1b2c3d, ingress: [{protocol: tcp, fromPort: 443, toPort: 443, prefixListIDs: [pl-0corp]}], egress: []}
+  - id: sg-0cluster
+    name: eks-cluster-sg-prod-eks
+    vpcID: vpc-0a1b2c3d
+    ingress:
+      - {protocol: "-1", groupIDs: [sg-0cluster]}
+      - {protocol: tcp, fromPort: 443, toPort: 443, groupIDs: [sg-0node]}
+    egress:
+      - {protocol: "-1", cidrs: [0.0.0.0/0]}
 ebsDefaults:
   encryptionByDefault: true
   kmsKeyID: arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab
+kmsKeys:
+  - {ref: "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab", found: true,
+     arn: "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab", keyState: Enabled,
+     keySpec: SYMMETRIC_DEFAULT, keyUsage: ENCRYPT_DECRYPT}
+capacityReservations: []
 `
 
 func decode(t *testing.T, doc string) *facts.ClusterFacts {

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -31,6 +33,8 @@ type clients struct {
 	sts *sts.Client
 	ec2 *ec2.Client
 	ssm *ssm.Client
+	kms *kms.Client
+	sq  *servicequotas.Client
 }
 
 // sdkConfig is what a live provider would build: a region, static credentials, and (here) no retries,
@@ -52,6 +56,8 @@ func newClients(cfg aws.Config, url string) clients {
 		sts: sts.NewFromConfig(cfg, func(o *sts.Options) { o.BaseEndpoint = aws.String(url) }),
 		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.BaseEndpoint = aws.String(url) }),
 		ssm: ssm.NewFromConfig(cfg, func(o *ssm.Options) { o.BaseEndpoint = aws.String(url) }),
+		kms: kms.NewFromConfig(cfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(url) }),
+		sq:  servicequotas.NewFromConfig(cfg, func(o *servicequotas.Options) { o.BaseEndpoint = aws.String(url) }),
 	}
 }
 

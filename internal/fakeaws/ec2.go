@@ -64,24 +64,25 @@ type ec2Subnet struct {
 	State                   string         `xml:"state"`
 	VpcID                   string         `xml:"vpcId"`
 	OwnerID                 string         `xml:"ownerId"`
-	CidrBlock               string         `xml:"cidrBlock"`
-	AvailableIPAddressCount int            `xml:"availableIpAddressCount"`
+	CidrBlock               string         `xml:"cidrBlock,omitempty"`
+	AvailableIPAddressCount *int           `xml:"availableIpAddressCount,omitempty"`
 	AvailabilityZone        string         `xml:"availabilityZone"`
+	AvailabilityZoneID      string         `xml:"availabilityZoneId,omitempty"`
 	DefaultForAz            bool           `xml:"defaultForAz"`
 	MapPublicIPOnLaunch     bool           `xml:"mapPublicIpOnLaunch"`
 	TagSet                  *items[ec2Tag] `xml:"tagSet,omitempty"`
 }
 
 type ec2SecurityGroup struct {
-	OwnerID             string          `xml:"ownerId"`
-	GroupID             string          `xml:"groupId"`
-	GroupName           string          `xml:"groupName"`
-	GroupDescription    string          `xml:"groupDescription"`
-	VpcID               string          `xml:"vpcId"`
-	SecurityGroupArn    string          `xml:"securityGroupArn"`
-	IPPermissions       items[struct{}] `xml:"ipPermissions"`
-	IPPermissionsEgress items[struct{}] `xml:"ipPermissionsEgress"`
-	TagSet              *items[ec2Tag]  `xml:"tagSet,omitempty"`
+	OwnerID             string                 `xml:"ownerId"`
+	GroupID             string                 `xml:"groupId"`
+	GroupName           string                 `xml:"groupName"`
+	GroupDescription    string                 `xml:"groupDescription"`
+	VpcID               string                 `xml:"vpcId"`
+	SecurityGroupArn    string                 `xml:"securityGroupArn"`
+	IPPermissions       items[ec2IPPermission] `xml:"ipPermissions"`
+	IPPermissionsEgress items[ec2IPPermission] `xml:"ipPermissionsEgress"`
+	TagSet              *items[ec2Tag]         `xml:"tagSet,omitempty"`
 }
 
 type ec2RouteTable struct {
@@ -91,14 +92,6 @@ type ec2RouteTable struct {
 	RouteSet       items[ec2Route]         `xml:"routeSet"`
 	AssociationSet items[ec2RTAssociation] `xml:"associationSet"`
 	TagSet         items[ec2Tag]           `xml:"tagSet"`
-}
-
-type ec2Route struct {
-	DestinationCidrBlock string `xml:"destinationCidrBlock"`
-	GatewayID            string `xml:"gatewayId,omitempty"`
-	NatGatewayID         string `xml:"natGatewayId,omitempty"`
-	State                string `xml:"state"`
-	Origin               string `xml:"origin"`
 }
 
 type ec2RTAssociation struct {
@@ -145,11 +138,16 @@ var ec2Ops = map[string]ec2Op{
 	"DescribeRouteTables": {idParam: "RouteTableId", idPrefix: "rtb-", minResults: 5, maxResults: 100,
 		filters: []string{"association.main", "association.route-table-association-id", "association.route-table-id", "association.subnet-id",
 			"owner-id", "route-table-id", "route.destination-cidr-block", "route.gateway-id", "route.nat-gateway-id", "tag-key", "tag-value", "vpc-id"}},
+	"DescribeInstanceTypes":         instanceTypesOp,
+	"DescribeInstanceTypeOfferings": instanceTypeOfferingsOp,
+	"DescribeCapacityReservations":  capacityReservationsOp,
+	"DescribeNatGateways":           natGatewaysOp,
+	"DescribeVpcEndpoints":          vpcEndpointsOp,
 }
 
 // ec2Settings are the operations that read a setting of the account and region: no ids, filters or
 // pages.
-var ec2Settings = []string{"GetEbsDefaultKmsKeyId", "GetEbsEncryptionByDefault"}
+var ec2Settings = []string{"GetEbsDefaultKmsKeyId", "GetEbsEncryptionByDefault", "DescribeVpcAttribute"}
 
 func (ec2API) parse(r *request) error {
 	ops := append(slices.Sorted(maps.Keys(ec2Ops)), ec2Settings...)
@@ -266,7 +264,8 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 // ec2IDError is the prefix of the id errors of an operation (InvalidSubnetID.NotFound, …).
 func ec2IDError(op string) string {
 	return map[string]string{"DescribeImages": "InvalidAMIID", "DescribeSubnets": "InvalidSubnetID",
-		"DescribeSecurityGroups": "InvalidGroup", "DescribeRouteTables": "InvalidRouteTableID"}[op]
+		"DescribeSecurityGroups": "InvalidGroup", "DescribeRouteTables": "InvalidRouteTableID",
+		"DescribeNatGateways": "InvalidNatGatewayID", "DescribeVpcEndpoints": "InvalidVpcEndpointId"}[op]
 }
 
 // matches reports whether a resource passes every filter; values returns the resource's values for a
@@ -345,6 +344,8 @@ func (a ec2API) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return a.ebsEncryptionByDefault(w, r, wd)
 	case "GetEbsDefaultKmsKeyId":
 		return a.ebsDefaultKMSKeyID(w, r, wd)
+	case "DescribeVpcAttribute":
+		return a.vpcAttribute(w, r, wd)
 	}
 	p, err := ec2Params(r)
 	if err != nil {
@@ -359,6 +360,16 @@ func (a ec2API) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return a.securityGroups(w, r, wd, p)
 	case "DescribeRouteTables":
 		return a.routeTables(w, r, wd, p)
+	case "DescribeInstanceTypes":
+		return a.instanceTypes(w, r, wd, p)
+	case "DescribeInstanceTypeOfferings":
+		return a.instanceTypeOfferings(w, r, wd, p)
+	case "DescribeCapacityReservations":
+		return a.capacityReservations(w, r, wd, p)
+	case "DescribeNatGateways":
+		return a.natGateways(w, r, wd, p)
+	case "DescribeVpcEndpoints":
+		return a.vpcEndpoints(w, r, wd, p)
 	}
 	return fmt.Errorf("ec2: unhandled operation %s", r.op)
 }
@@ -460,7 +471,10 @@ func (ec2API) subnets(w http.ResponseWriter, r *request, wd *world, p *ec2Reques
 			case "availability-zone":
 				return []string{s.AvailabilityZone}
 			case "cidr-block":
-				return []string{wd.subnetNet[s.ID]}
+				if s.CIDRBlock == "" {
+					return nil
+				}
+				return []string{s.CIDRBlock}
 			case "default-for-az":
 				return bools(false)
 			case "map-public-ip-on-launch":
@@ -483,7 +497,7 @@ func (ec2API) subnets(w http.ResponseWriter, r *request, wd *world, p *ec2Reques
 		}
 		out = append(out, ec2Subnet{
 			SubnetID: s.ID, SubnetArn: arn, State: "available", VpcID: s.VPCID, OwnerID: wd.account,
-			CidrBlock: wd.subnetNet[s.ID], AvailableIPAddressCount: 251, AvailabilityZone: s.AvailabilityZone,
+			CidrBlock: s.CIDRBlock, AvailableIPAddressCount: s.AvailableIPAddressCount, AvailabilityZone: s.AvailabilityZone, AvailabilityZoneID: s.AvailabilityZoneID,
 			MapPublicIPOnLaunch: s.MapPublicIPOnLaunch, TagSet: tagSet(s.Tags),
 		})
 	}
@@ -536,6 +550,7 @@ func (ec2API) securityGroups(w http.ResponseWriter, r *request, wd *world, p *ec
 		out = append(out, ec2SecurityGroup{
 			OwnerID: wd.account, GroupID: g.ID, GroupName: g.Name, GroupDescription: g.Name, VpcID: g.VPCID,
 			SecurityGroupArn: wd.arn("ec2", wd.region, wd.account, "security-group/"+g.ID), TagSet: tagSet(g.Tags),
+			IPPermissions: ipPermissions(g.Ingress, wd.account), IPPermissionsEgress: ipPermissions(g.Egress, wd.account),
 		})
 	}
 	got, next := page("ec2:"+r.op, out, p.offset, p.size)
@@ -562,11 +577,7 @@ func (ec2API) routeTables(w http.ResponseWriter, r *request, wd *world, p *ec2Re
 		}
 		rt := ec2RouteTable{RouteTableID: t.id, VpcID: t.vpcID, OwnerID: wd.account}
 		for _, rte := range t.routes {
-			origin := "CreateRoute"
-			if rte.gatewayID == "local" {
-				origin = "CreateRouteTable"
-			}
-			rt.RouteSet.Item = append(rt.RouteSet.Item, ec2Route{DestinationCidrBlock: rte.destination, GatewayID: rte.gatewayID, NatGatewayID: rte.natID, State: "active", Origin: origin})
+			rt.RouteSet.Item = append(rt.RouteSet.Item, ec2RouteOf(rte))
 		}
 		if t.main {
 			a := ec2RTAssociation{RouteTableAssociationID: fakeID("rtbassoc-", t.id, "main"), RouteTableID: t.id, Main: true}

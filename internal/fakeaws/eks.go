@@ -73,14 +73,24 @@ type eksCluster struct {
 	PlatformVersion    string           `json:"platformVersion"`
 	ResourcesVpcConfig *eksVPCConfig    `json:"resourcesVpcConfig,omitempty"`
 	AccessConfig       *eksAccessConfig `json:"accessConfig,omitempty"`
+	// KubernetesNetworkConfig carries the cluster's ipFamily.
+	KubernetesNetworkConfig *eksKubernetesNetworkConfig `json:"kubernetesNetworkConfig,omitempty"`
 }
 
+// eksVPCConfig is resourcesVpcConfig. EKS always sends every member; the fake leaves out those the
+// snapshot does not know, so that a live provider knows exactly what the snapshot knows.
 type eksVPCConfig struct {
-	VPCID                 string   `json:"vpcId"`
-	SubnetIDs             []string `json:"subnetIds"`
-	SecurityGroupIDs      []string `json:"securityGroupIds"`
-	EndpointPublicAccess  bool     `json:"endpointPublicAccess"`
-	EndpointPrivateAccess bool     `json:"endpointPrivateAccess"`
+	VPCID                  string   `json:"vpcId,omitempty"`
+	SubnetIDs              []string `json:"subnetIds"`
+	SecurityGroupIDs       []string `json:"securityGroupIds"`
+	ClusterSecurityGroupID string   `json:"clusterSecurityGroupId,omitempty"`
+	EndpointPublicAccess   *bool    `json:"endpointPublicAccess,omitempty"`
+	EndpointPrivateAccess  *bool    `json:"endpointPrivateAccess,omitempty"`
+	PublicAccessCidrs      []string `json:"publicAccessCidrs,omitempty"`
+}
+
+type eksKubernetesNetworkConfig struct {
+	IPFamily string `json:"ipFamily"`
 }
 
 type eksAccessConfig struct {
@@ -116,8 +126,9 @@ func (a eksAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
 			Status:          "ACTIVE",
 			PlatformVersion: "eks.1",
 		}
-		if c.VPCID != "" {
-			out.ResourcesVpcConfig = &eksVPCConfig{VPCID: c.VPCID, SubnetIDs: []string{}, SecurityGroupIDs: []string{}, EndpointPublicAccess: true, EndpointPrivateAccess: true}
+		out.ResourcesVpcConfig = vpcConfig(c)
+		if c.IPFamily != "" {
+			out.KubernetesNetworkConfig = &eksKubernetesNetworkConfig{IPFamily: c.IPFamily}
 		}
 		if c.AuthenticationMode != "" {
 			out.AccessConfig = &eksAccessConfig{AuthenticationMode: c.AuthenticationMode}
@@ -133,6 +144,25 @@ func (a eksAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return a.describePodIdentityAssociation(w, r, wd, segs[3])
 	}
 	return fmt.Errorf("eks: unhandled operation %s", r.op)
+}
+
+// vpcConfig is the cluster's resourcesVpcConfig: nil when the snapshot knows neither its VPC nor
+// anything of its network.
+func vpcConfig(c *facts.Cluster) *eksVPCConfig {
+	n := c.ClusterNetwork
+	if c.VPCID == "" && n.EndpointPublicAccess == nil && n.EndpointPrivateAccess == nil && n.ClusterSecurityGroupID == "" &&
+		n.SecurityGroupIDs == nil && n.SubnetIDs == nil && n.PublicAccessCidrs == nil {
+		return nil
+	}
+	v := &eksVPCConfig{VPCID: c.VPCID, SubnetIDs: n.SubnetIDs, SecurityGroupIDs: n.SecurityGroupIDs, ClusterSecurityGroupID: n.ClusterSecurityGroupID,
+		EndpointPublicAccess: n.EndpointPublicAccess, EndpointPrivateAccess: n.EndpointPrivateAccess, PublicAccessCidrs: n.PublicAccessCidrs}
+	if v.SubnetIDs == nil {
+		v.SubnetIDs = []string{}
+	}
+	if v.SecurityGroupIDs == nil {
+		v.SecurityGroupIDs = []string{}
+	}
+	return v
 }
 
 // accessEntries returns the snapshot's entries, or the error EKS answers: 400 in mode CONFIG_MAP (EKS

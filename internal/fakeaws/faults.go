@@ -21,11 +21,12 @@ type Fault struct {
 	// without an answer.
 	Hang bool
 	// AccessDenied answers with the service's access-denied error, naming the action and resource the
-	// way AWS does: AccessDeniedException (EKS 403, SSM 400), AccessDenied (IAM, STS 403),
-	// UnauthorizedOperation (EC2 403).
+	// way AWS does: AccessDeniedException (EKS 403; SSM, KMS, Service Quotas 400), AccessDenied (IAM,
+	// STS 403), UnauthorizedOperation (EC2 403).
 	AccessDenied bool
-	// Throttle answers with the service's retryable throttling error: ThrottlingException (EKS 429, SSM
-	// 400), Throttling (IAM, STS 400, as those services really answer), RequestLimitExceeded (EC2 503).
+	// Throttle answers with the service's retryable throttling error: ThrottlingException (EKS 429; SSM,
+	// KMS 400), Throttling (IAM, STS 400, as those services really answer), RequestLimitExceeded (EC2
+	// 503), TooManyRequestsException (Service Quotas 400).
 	Throttle bool
 	// Status answers with a server error of that 5xx status in the service's shape (500: ServerException,
 	// ServiceFailure, InternalFailure, InternalError, InternalServerError; 503: ServiceUnavailable…).
@@ -178,7 +179,7 @@ func denied(r *request, wd *world) *apiError {
 	switch r.svc {
 	case "eks":
 		return &apiError{status: http.StatusForbidden, code: "AccessDeniedException", message: msg}
-	case "ssm":
+	case "ssm", "kms", "servicequotas":
 		return &apiError{status: http.StatusBadRequest, code: "AccessDeniedException", message: msg}
 	case "ec2":
 		return &apiError{status: http.StatusForbidden, code: "UnauthorizedOperation", message: "You are not authorized to perform this operation. " + msg}
@@ -192,8 +193,10 @@ func throttled(svc string) *apiError {
 	switch svc {
 	case "eks":
 		return &apiError{status: http.StatusTooManyRequests, code: "ThrottlingException", message: "Rate exceeded"}
-	case "ssm":
+	case "ssm", "kms":
 		return &apiError{status: http.StatusBadRequest, code: "ThrottlingException", message: "Rate exceeded"}
+	case "servicequotas":
+		return &apiError{status: http.StatusBadRequest, code: "TooManyRequestsException", message: "Rate exceeded"}
 	case "ec2":
 		return &apiError{status: http.StatusServiceUnavailable, code: "RequestLimitExceeded", message: "Request limit exceeded."}
 	default: // iam, sts
@@ -227,6 +230,16 @@ func serverError(svc string, status int) *apiError {
 		}
 	case "ssm":
 		code, msg = "InternalServerError", "An error occurred on the server side."
+		if unavailable {
+			code, msg = "ServiceUnavailable", "Service is unavailable."
+		}
+	case "kms":
+		code, msg = "KMSInternalException", "The request was rejected because an internal exception occurred."
+		if unavailable {
+			code, msg = "ServiceUnavailable", "Service is unavailable."
+		}
+	case "servicequotas":
+		code, msg = "ServiceException", "Something went wrong."
 		if unavailable {
 			code, msg = "ServiceUnavailable", "Service is unavailable."
 		}
@@ -315,6 +328,10 @@ func writeMalformed(w http.ResponseWriter, r *request) {
 		body, contentType = `{"cluster": {"name": "`, "application/json"
 	case "ssm":
 		body, contentType = `{"Parameter": {"Name": `, ssmContentType
+	case "kms":
+		body, contentType = `{"KeyMetadata": {"KeyId": `, kmsContentType
+	case "servicequotas":
+		body, contentType = `{"Quota": {"Value": `, serviceQuotasContentType
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("X-Amzn-RequestId", r.id)

@@ -16,9 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -41,6 +44,16 @@ func full(t *testing.T) *facts.ClusterFacts {
 	cf.KarpenterController = &facts.ControllerRole{ServiceAccount: "kube-system/karpenter", RoleARN: controller, Source: facts.CredentialsPodIdentity}
 	cf.Simulations = &[]facts.Simulation{{Principal: controller, Action: "iam:PassRole", Resource: principal,
 		Context: map[string][]string{"iam:PassedToService": {"ec2.amazonaws.com"}}, Decision: facts.DecisionAllowed}}
+	found := true
+	cf.KMSKeys = &[]facts.KMSKey{{Ref: "alias/karpenter-ebs", Found: &found, ARN: "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+		KeyState: facts.KeyStateEnabled, KeySpec: "SYMMETRIC_DEFAULT", KeyUsage: "ENCRYPT_DECRYPT"}}
+	cf.ServiceQuotas = &map[string]int{facts.QuotaSecurityGroupsPerENI: 5}
+	cf.CapacityReservations = &[]facts.CapacityReservation{{ID: "cr-0123", InstanceType: "p5.48xlarge", AvailabilityZone: "us-east-1a", State: "active"}}
+	cf.InstanceTypes = &[]facts.InstanceType{{InstanceType: "m7g.large", SupportedArchitectures: []string{"arm64"}, Zones: []string{"us-east-1a"}}}
+	on := true
+	cf.VPC = &facts.VPCAttributes{EnableDNSSupport: &on, EnableDNSHostnames: &on}
+	cf.NATGateways = &[]facts.NATGateway{{ID: "nat-0abc", State: "available", ConnectivityType: "public", PublicIPs: []string{"203.0.113.10"}}}
+	cf.VPCEndpoints = &[]facts.VPCEndpoint{{ID: "vpce-0ecrapi", ServiceName: "com.amazonaws.us-east-1.ecr.api", Type: "Interface", State: "available", PrivateDNSEnabled: &on}}
 	return cf
 }
 
@@ -118,8 +131,40 @@ var calls = map[string]func(context.Context, clients) error{
 		_, err := c.ec2.GetEbsDefaultKmsKeyId(ctx, &ec2.GetEbsDefaultKmsKeyIdInput{})
 		return err
 	},
+	"ec2:DescribeVpcAttribute": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeVpcAttribute(ctx, &ec2.DescribeVpcAttributeInput{VpcId: aws.String("vpc-0a1b2c3d"), Attribute: ec2types.VpcAttributeNameEnableDnsSupport})
+		return err
+	},
+	"ec2:DescribeNatGateways": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeNatGateways(ctx, &ec2.DescribeNatGatewaysInput{})
+		return err
+	},
+	"ec2:DescribeVpcEndpoints": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeVpcEndpoints(ctx, &ec2.DescribeVpcEndpointsInput{})
+		return err
+	},
 	"ssm:GetParameter": func(ctx context.Context, c clients) error {
 		_, err := c.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20251112/image_id")})
+		return err
+	},
+	"ec2:DescribeInstanceTypes": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{})
+		return err
+	},
+	"ec2:DescribeInstanceTypeOfferings": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeInstanceTypeOfferings(ctx, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone})
+		return err
+	},
+	"ec2:DescribeCapacityReservations": func(ctx context.Context, c clients) error {
+		_, err := c.ec2.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{})
+		return err
+	},
+	"kms:DescribeKey": func(ctx context.Context, c clients) error {
+		_, err := c.kms.DescribeKey(ctx, &kms.DescribeKeyInput{KeyId: aws.String("alias/karpenter-ebs")})
+		return err
+	},
+	"servicequotas:GetServiceQuota": func(ctx context.Context, c clients) error {
+		_, err := c.sq.GetServiceQuota(ctx, &servicequotas.GetServiceQuotaInput{ServiceCode: aws.String("vpc"), QuotaCode: aws.String("L-2AFB9258")})
 		return err
 	},
 }
@@ -129,10 +174,14 @@ var faultShapes = map[string]map[string]struct {
 	code   string
 	status int
 }{
-	"throttle": {"eks": {"ThrottlingException", 429}, "iam": {"Throttling", 400}, "sts": {"Throttling", 400}, "ec2": {"RequestLimitExceeded", 503}, "ssm": {"ThrottlingException", 400}},
-	"denied":   {"eks": {"AccessDeniedException", 403}, "iam": {"AccessDenied", 403}, "sts": {"AccessDenied", 403}, "ec2": {"UnauthorizedOperation", 403}, "ssm": {"AccessDeniedException", 400}},
-	"500":      {"eks": {"ServerException", 500}, "iam": {"ServiceFailure", 500}, "sts": {"InternalFailure", 500}, "ec2": {"InternalError", 500}, "ssm": {"InternalServerError", 500}},
-	"503":      {"eks": {"ServiceUnavailableException", 503}, "iam": {"ServiceUnavailable", 503}, "sts": {"ServiceUnavailable", 503}, "ec2": {"Unavailable", 503}, "ssm": {"ServiceUnavailable", 503}},
+	"throttle": {"eks": {"ThrottlingException", 429}, "iam": {"Throttling", 400}, "sts": {"Throttling", 400}, "ec2": {"RequestLimitExceeded", 503}, "ssm": {"ThrottlingException", 400},
+		"kms": {"ThrottlingException", 400}, "servicequotas": {"TooManyRequestsException", 400}},
+	"denied": {"eks": {"AccessDeniedException", 403}, "iam": {"AccessDenied", 403}, "sts": {"AccessDenied", 403}, "ec2": {"UnauthorizedOperation", 403}, "ssm": {"AccessDeniedException", 400},
+		"kms": {"AccessDeniedException", 400}, "servicequotas": {"AccessDeniedException", 400}},
+	"500": {"eks": {"ServerException", 500}, "iam": {"ServiceFailure", 500}, "sts": {"InternalFailure", 500}, "ec2": {"InternalError", 500}, "ssm": {"InternalServerError", 500},
+		"kms": {"KMSInternalException", 500}, "servicequotas": {"ServiceException", 500}},
+	"503": {"eks": {"ServiceUnavailableException", 503}, "iam": {"ServiceUnavailable", 503}, "sts": {"ServiceUnavailable", 503}, "ec2": {"Unavailable", 503}, "ssm": {"ServiceUnavailable", 503},
+		"kms": {"ServiceUnavailable", 503}, "servicequotas": {"ServiceUnavailable", 503}},
 }
 
 func TestEveryOperationServed(t *testing.T) {

@@ -10,8 +10,13 @@
 //     WithPolicies (policy.go);
 //   - EC2, EC2 query protocol with <item> lists and EC2 filters: DescribeImages, DescribeSubnets,
 //     DescribeRouteTables, DescribeSecurityGroups, and the account's EBS encryption by default,
-//     GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId (ec2.go);
-//   - SSM, JSON with X-Amz-Target: GetParameter (ssm.go).
+//     GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId (ec2.go), and DescribeVpcAttribute,
+//     DescribeNatGateways and DescribeVpcEndpoints (ec2network.go);
+//   - SSM, JSON with X-Amz-Target: GetParameter (ssm.go);
+//   - EC2's capacity calls: DescribeInstanceTypes, DescribeInstanceTypeOfferings and
+//     DescribeCapacityReservations (ec2capacity.go);
+//   - KMS, JSON with X-Amz-Target: DescribeKey (kms.go);
+//   - Service Quotas, JSON with X-Amz-Target: GetServiceQuota (servicequotas.go).
 //
 // That lets one test run every case twice, through the snapshot provider and through the live provider
 // talking to this fake, and demand the same findings. Faults (latency, hangs, throttling, 5xx, access
@@ -194,9 +199,10 @@ func (e *apiError) Error() string { return e.code + ": " + e.message }
 type request struct {
 	*http.Request
 	id  string // request id, echoed in every answer
-	svc string // "eks", "iam", "sts", "ec2", "ssm"
+	svc string // "eks", "iam", "sts", "ec2", "ssm", "kms", "servicequotas"
 	op  string // the operation ("DescribeCluster"); "" when the request names none
-	// params holds what parse decoded of a body that can be read only once (SSM's JSON).
+	// params holds what parse decoded of a body that can be read only once (SSM's, KMS's and Service
+	// Quotas' JSON).
 	params any
 }
 
@@ -221,7 +227,10 @@ var Operations = []string{
 	"sts:GetCallerIdentity",
 	"ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
 	"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId",
+	"ec2:DescribeVpcAttribute", "ec2:DescribeNatGateways", "ec2:DescribeVpcEndpoints",
 	"ssm:GetParameter",
+	"ec2:DescribeInstanceTypes", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeCapacityReservations",
+	"kms:DescribeKey", "servicequotas:GetServiceQuota",
 }
 
 // apis maps a SigV4 service name to its protocol.
@@ -231,6 +240,9 @@ var apis = map[string]api{
 	"sts": stsAPI{},
 	"ec2": ec2API{},
 	"ssm": ssmAPI{},
+
+	"kms":           kmsAPI{},
+	"servicequotas": serviceQuotasAPI{},
 }
 
 // ServeHTTP implements http.Handler.
@@ -243,7 +255,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	r.svc = serviceOf(hr)
 	a, ok := apis[r.svc]
 	if !ok {
-		http.Error(sw, fmt.Sprintf("fakeaws: cannot tell which AWS service this request is for (credential scope service %q); it serves eks, iam, sts, ec2 and ssm", r.svc), http.StatusBadRequest)
+		http.Error(sw, fmt.Sprintf("fakeaws: cannot tell which AWS service this request is for (credential scope service %q); it serves eks, iam, sts, ec2, ssm, kms and servicequotas", r.svc), http.StatusBadRequest)
 		return
 	}
 	wd := s.world.Load()
@@ -308,6 +320,10 @@ func serviceOf(r *http.Request) string {
 	switch {
 	case strings.HasPrefix(r.Header.Get("X-Amz-Target"), "AmazonSSM."):
 		return "ssm"
+	case strings.HasPrefix(r.Header.Get("X-Amz-Target"), "TrentService."):
+		return "kms"
+	case strings.HasPrefix(r.Header.Get("X-Amz-Target"), "ServiceQuotasV20190624."):
+		return "servicequotas"
 	case r.URL.Path == "/clusters" || strings.HasPrefix(r.URL.Path, "/clusters/"):
 		return "eks"
 	}

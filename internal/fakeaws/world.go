@@ -28,7 +28,6 @@ type world struct {
 	region    string
 	partition string
 	caller    string
-	subnetNet map[string]string // subnet id -> CIDR block
 	tables    []routeTable
 	// policies are the principals' identity policies (WithPolicies), shared by every world.
 	policies map[string]*principalPolicies
@@ -100,29 +99,27 @@ func (wd *world) arn(service, region, account, resource string) string {
 	return "arn:" + wd.partition + ":" + service + ":" + region + ":" + account + ":" + resource
 }
 
-// routeTable is an EC2 route table the fake derives from the snapshot's subnets.
+// routeTable is an EC2 route table: one a snapshot's subnets name (routeTableID and routes), or one the
+// fake derives for subnets whose routes the snapshot does not give.
 type routeTable struct {
 	id      string
 	vpcID   string
 	main    bool
-	routes  []route
-	subnets []string // explicitly associated subnets
+	routes  []facts.Route // the local route first; Target "local" is EC2's GatewayId "local"
+	subnets []string      // explicitly associated subnets
 }
 
-type route struct {
-	destination string
-	gatewayID   string // "local" or igw-…
-	natID       string // nat-…
-}
-
-// deriveNetwork gives each VPC a CIDR block, each subnet one inside it, and builds the route tables
-// EC2 would answer with, so that a live provider computing "public" from DescribeRouteTables (the table
-// explicitly associated with the subnet, else the VPC's main table; public when a route goes to an igw-)
-// gets each subnet's snapshot `public` flag. Per VPC: a main table routing 0.0.0.0/0 to a NAT gateway,
-// which the private subnets use implicitly (no association of their own, as in most VPCs), and a table
-// routing 0.0.0.0/0 to an internet gateway, explicitly associated with each public subnet.
+// deriveNetwork builds the route tables EC2 would answer with, so that a live provider reading
+// DescribeRouteTables (the table explicitly associated with a subnet, else the VPC's main table) finds
+// each subnet's snapshot routeTableID, routes and `public` flag.
+//
+// A table a subnet names is served with exactly the routes the snapshot gives (after a local route),
+// explicitly associated with every subnet that names it; the first subnet naming it gives its routes.
+// For subnets without a routeTableID (snapshots older than routes) the fake derives, per VPC, a main
+// table routing 0.0.0.0/0 to a NAT gateway, which private subnets use implicitly (no association of
+// their own, as in most VPCs), and a table routing 0.0.0.0/0 to an internet gateway, explicitly
+// associated with each public subnet. A live provider then knows routes such a snapshot does not.
 func (wd *world) deriveNetwork() {
-	wd.subnetNet = map[string]string{}
 	var subnets []facts.Subnet
 	if wd.cf.Subnets != nil {
 		subnets = *wd.cf.Subnets
@@ -141,21 +138,35 @@ func (wd *world) deriveNetwork() {
 		ids = append(ids, v)
 	}
 	sort.Strings(ids)
+	local := map[string]facts.Route{}
 	for n, vpc := range ids {
-		cidr := fmt.Sprintf("10.%d.0.0/16", n%256)
-		local := route{destination: cidr, gatewayID: "local"}
-		main := routeTable{id: fakeID("rtb-", vpc, "main"), vpcID: vpc, main: true,
-			routes: []route{local, {destination: "0.0.0.0/0", natID: fakeID("nat-", vpc)}}}
-		public := routeTable{id: fakeID("rtb-", vpc, "public"), vpcID: vpc,
-			routes: []route{local, {destination: "0.0.0.0/0", gatewayID: fakeID("igw-", vpc)}}}
-		i := 0
-		for _, s := range subnets {
-			if s.VPCID != vpc {
-				continue
+		local[vpc] = facts.Route{Destination: fmt.Sprintf("10.%d.0.0/16", n%256), Target: "local", State: facts.RouteActive}
+	}
+	named := map[string]*routeTable{}
+	var order []*routeTable
+	for _, s := range subnets {
+		if s.RouteTableID == "" {
+			continue
+		}
+		t := named[s.RouteTableID]
+		if t == nil {
+			t = &routeTable{id: s.RouteTableID, vpcID: s.VPCID}
+			if l, ok := local[s.VPCID]; ok { // a subnet without a VPC has no block to route locally
+				t.routes = append(t.routes, l)
 			}
-			wd.subnetNet[s.ID] = fmt.Sprintf("10.%d.%d.0/24", n%256, i%256)
-			i++
-			if s.Public {
+			t.routes = append(t.routes, s.Routes...)
+			named[s.RouteTableID] = t
+			order = append(order, t)
+		}
+		t.subnets = append(t.subnets, s.ID)
+	}
+	for _, vpc := range ids {
+		main := routeTable{id: fakeID("rtb-", vpc, "main"), vpcID: vpc, main: true,
+			routes: []facts.Route{local[vpc], {Destination: "0.0.0.0/0", Target: fakeID("nat-", vpc), State: facts.RouteActive}}}
+		public := routeTable{id: fakeID("rtb-", vpc, "public"), vpcID: vpc,
+			routes: []facts.Route{local[vpc], {Destination: "0.0.0.0/0", Target: fakeID("igw-", vpc), State: facts.RouteActive}}}
+		for _, s := range subnets {
+			if s.VPCID == vpc && s.Public && s.RouteTableID == "" {
 				public.subnets = append(public.subnets, s.ID)
 			}
 		}
@@ -163,6 +174,9 @@ func (wd *world) deriveNetwork() {
 		if len(public.subnets) > 0 {
 			wd.tables = append(wd.tables, public)
 		}
+	}
+	for _, t := range order {
+		wd.tables = append(wd.tables, *t)
 	}
 }
 

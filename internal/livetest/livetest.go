@@ -7,7 +7,6 @@ package livetest
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -227,46 +226,7 @@ func Expressible(cf *facts.ClusterFacts) error {
 			return fmt.Errorf("the snapshot's cluster has no %s, which DescribeCluster always gives", field)
 		}
 	}
-	return notServedYet(cf)
-}
-
-// notServedYet says which network and capacity facts of cf the live provider and the AWS fake do not
-// serve yet: a case holding them runs on the snapshot alone until they do.
-func notServedYet(cf *facts.ClusterFacts) error {
-	var held []string
-	if n := cf.Cluster.ClusterNetwork; n.EndpointPublicAccess != nil || n.EndpointPrivateAccess != nil || n.ClusterSecurityGroupID != "" || len(n.SubnetIDs) > 0 || n.IPFamily != "" {
-		held = append(held, "cluster network")
-	}
-	if cf.Subnets != nil {
-		for _, s := range *cf.Subnets {
-			if s.CIDRBlock != "" || s.RouteTableID != "" || s.AvailabilityZoneID != "" || s.AvailableIPAddressCount != nil {
-				held = append(held, "subnet network")
-				break
-			}
-		}
-	}
-	if cf.SecurityGroups != nil {
-		for _, g := range *cf.SecurityGroups {
-			if g.RulesKnown() {
-				held = append(held, "security group rules")
-				break
-			}
-		}
-	}
-	for name, present := range map[string]bool{
-		"vpc": cf.VPC != nil, "natGateways": cf.NATGateways != nil, "vpcEndpoints": cf.VPCEndpoints != nil,
-		"kmsKeys": cf.KMSKeys != nil, "serviceQuotas": cf.ServiceQuotas != nil,
-		"capacityReservations": cf.CapacityReservations != nil, "instanceTypes": cf.InstanceTypes != nil,
-	} {
-		if present {
-			held = append(held, name)
-		}
-	}
-	if len(held) == 0 {
-		return nil
-	}
-	sort.Strings(held)
-	return fmt.Errorf("the live provider does not read %s yet", strings.Join(held, ", "))
+	return nil
 }
 
 // Clock is a clock for cache.Options.Now that a test moves by hand. It is safe for concurrent use: the

@@ -1,7 +1,7 @@
-// Package ec2 is the live provider's EC2 concept: the images, subnets (with the route tables that
-// tell which are public) and security groups that selector terms select, and the account's EBS
-// encryption by default, each kind of answer in a cache of its own, and the permission probes that
-// tell whether they can be asked at all.
+// Package ec2 is the live provider's EC2 concept: the images, subnets (with their route tables and
+// routes) and security groups (with their rules) that selector terms select, the account's EBS
+// encryption by default, and a VPC's DNS attributes, NAT gateways and endpoints, each kind of answer
+// in a cache of its own, and the permission probes that tell whether they can be asked at all.
 //
 // A selector term becomes EC2 filters with the semantics facts.MatchImage and its peers give a
 // snapshot, so that the live and the snapshot providers give the same answers for the same world.
@@ -31,8 +31,9 @@ type API interface {
 	DescribeVpcEndpoints(context.Context, *ec2.DescribeVpcEndpointsInput, ...func(*ec2.Options)) (*ec2.DescribeVpcEndpointsOutput, error)
 }
 
-// Provider answers facts.Images, facts.Subnets, facts.SecurityGroups and facts.EBSDefaults through its
-// own caches. Close it to stop the fetches in flight.
+// Provider answers facts.Images, facts.Subnets, facts.SecurityGroups, facts.EBSDefaults, and, for a
+// VPC the caller names, facts.VPC, facts.NATGateways and facts.VPCEndpoints through its own caches.
+// Close it to stop the fetches in flight.
 type Provider struct {
 	api    API
 	caller awscall.Caller
@@ -42,6 +43,10 @@ type Provider struct {
 	routes  *cache.Cache[routes] // per VPC
 	groups  *cache.Cache[[]facts.SecurityGroup]
 	ebs     *cache.Cache[*facts.EBSEncryption]
+
+	vpcs      *cache.Cache[*facts.VPCAttributes] // per VPC
+	nats      *cache.Cache[[]facts.NATGateway]   // per VPC
+	endpoints *cache.Cache[[]facts.VPCEndpoint]  // per VPC
 
 	probes       map[facts.Fact]awscall.Probe
 	probeAnswers *cache.Cache[bool]
@@ -57,6 +62,10 @@ func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 		groups:  cache.New[[]facts.SecurityGroup](opts),
 		ebs:     cache.New[*facts.EBSEncryption](opts),
 
+		vpcs:      cache.New[*facts.VPCAttributes](opts),
+		nats:      cache.New[[]facts.NATGateway](opts),
+		endpoints: cache.New[[]facts.VPCEndpoint](opts),
+
 		probes:       newProbes(api),
 		probeAnswers: cache.New[bool](opts),
 	}
@@ -69,13 +78,17 @@ func (p *Provider) Close() {
 	p.routes.Close()
 	p.groups.Close()
 	p.ebs.Close()
+	p.vpcs.Close()
+	p.nats.Close()
+	p.endpoints.Close()
 	p.probeAnswers.Close()
 }
 
 // Known tells whether images, subnets and security groups can be had, from a permission probe
 // (awscall.Probe) once per TTL, and the EBS defaults by asking them: one question answers the whole
 // fact, so no probe could be cheaper. It returns nil for any other fact: those are not this
-// provider's.
+// provider's, or, for a VPC's facts, need the VPC the caller names (VPC, NATGateways, VPCEndpoints
+// answer them).
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	if f == facts.EBSDefaults {
 		_, err := p.EBSDefaults(ctx)

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const world = `apiVersion: karpenter-guard.io/v1alpha1
 kind: ClusterFacts
-cluster: {name: prod-eks, region: eu-west-1, partition: aws, accountID: "111122223333"}
+cluster: {name: prod-eks, region: eu-west-1, partition: aws, accountID: "111122223333", vpcID: vpc-0a1b2c3d}
 images:
   - {id: ami-0team, name: team-base-2025.11, ownerID: "111122223333", architecture: x86_64, state: available, tags: {team: platform}}
 subnets:
@@ -29,6 +29,9 @@ subnets:
 securityGroups:
   - {id: sg-0node, name: eks-node, vpcID: vpc-0a1b2c3d, tags: {karpenter.sh/discovery: prod-eks}}
 ebsDefaults: {encryptionByDefault: true, kmsKeyID: "arn:aws:kms:eu-west-1:111122223333:alias/aws/ebs"}
+vpc: {enableDnsSupport: true, enableDnsHostnames: true}
+natGateways: [{id: nat-0abc, state: available, connectivityType: public}]
+vpcEndpoints: [{id: vpce-0s3, serviceName: com.amazonaws.eu-west-1.s3, type: Gateway}]
 `
 
 var (
@@ -47,9 +50,9 @@ func start(t *testing.T, opts cache.Options) (*fakeaws.Server, *ec2.Provider) {
 	return srv, p
 }
 
-// TestCachesAreItsOwn: images, subnets, route tables, security groups, the EBS defaults and
-// permission probes are kept in caches of their own, so that one kind of answer never evicts another,
-// even when each cache holds a single answer.
+// TestCachesAreItsOwn: images, subnets, route tables, security groups, the EBS defaults, the VPC's
+// attributes, NAT gateways and endpoints, and permission probes are kept in caches of their own, so
+// that one kind of answer never evicts another, even when each cache holds a single answer.
 func TestCachesAreItsOwn(t *testing.T) {
 	srv, p := start(t, cache.Options{MaxEntries: 1})
 	ctx := context.Background()
@@ -79,6 +82,15 @@ func TestCachesAreItsOwn(t *testing.T) {
 		if err := p.Known(ctx, facts.EBSDefaults); err != nil {
 			t.Fatalf("round %d: Known(ebsDefaults) = %v", round, err)
 		}
+		if v, err := p.VPC(ctx, "vpc-0a1b2c3d"); err != nil || !*v.EnableDNSSupport || !*v.EnableDNSHostnames {
+			t.Fatalf("round %d: VPC = %+v, %v", round, v, err)
+		}
+		if n, err := p.NATGateways(ctx, "vpc-0a1b2c3d"); err != nil || len(n) != 1 {
+			t.Fatalf("round %d: NATGateways = %+v, %v", round, n, err)
+		}
+		if e, err := p.VPCEndpoints(ctx, "vpc-0a1b2c3d"); err != nil || len(e) != 1 {
+			t.Fatalf("round %d: VPCEndpoints = %+v, %v", round, e, err)
+		}
 	}
 	for op, want := range map[string]int{
 		"ec2:DescribeImages":            2, // the term, the probe
@@ -87,6 +99,9 @@ func TestCachesAreItsOwn(t *testing.T) {
 		"ec2:DescribeSecurityGroups":    1,
 		"ec2:GetEbsEncryptionByDefault": 1, // Known asks the same question: no probe of its own
 		"ec2:GetEbsDefaultKmsKeyId":     1,
+		"ec2:DescribeVpcAttribute":      2, // one VPC, two attributes
+		"ec2:DescribeNatGateways":       1,
+		"ec2:DescribeVpcEndpoints":      1,
 	} {
 		if n := srv.Calls(op); n != want {
 			t.Errorf("%d %s requests in 3 rounds, want %d", n, op, want)

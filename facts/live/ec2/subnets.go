@@ -12,7 +12,8 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts/live/awscall"
 )
 
-// Subnets returns the subnets term selects, with EC2 DescribeSubnets; whether each is public comes
+// Subnets returns the subnets term selects, with EC2 DescribeSubnets (their zone ids, CIDR blocks and
+// free addresses among the rest); each subnet's route table, its routes and whether it is public come
 // from the route tables of its VPC (DescribeRouteTables, cached per VPC).
 func (p *Provider) Subnets(ctx context.Context, term facts.SelectorTerm) ([]facts.Subnet, error) {
 	q := awscall.Question{Fact: facts.Subnets, Action: "ec2:DescribeSubnets", Key: term.String()}
@@ -25,10 +26,16 @@ func (p *Provider) Subnets(ctx context.Context, term facts.SelectorTerm) ([]fact
 				return nil, false, err
 			}
 			for _, s := range page.Subnets {
-				out = append(out, facts.Subnet{
+				sn := facts.Subnet{
 					ID: aws.ToString(s.SubnetId), VPCID: aws.ToString(s.VpcId), AvailabilityZone: aws.ToString(s.AvailabilityZone),
 					MapPublicIPOnLaunch: aws.ToBool(s.MapPublicIpOnLaunch), Tags: tagMap(s.Tags),
-				})
+				}
+				sn.AvailabilityZoneID, sn.CIDRBlock = aws.ToString(s.AvailabilityZoneId), aws.ToString(s.CidrBlock)
+				if n := s.AvailableIpAddressCount; n != nil {
+					free := int(*n)
+					sn.AvailableIPAddressCount = &free
+				}
+				out = append(out, sn)
 			}
 		}
 		facts.SortSubnets(out) // in the snapshot provider's order
@@ -37,42 +44,54 @@ func (p *Provider) Subnets(ctx context.Context, term facts.SelectorTerm) ([]fact
 	if err != nil {
 		return nil, err
 	}
-	// Mark public subnets on a copy: the cached list is shared.
+	// Give each subnet its table on a copy: the cached list is shared.
 	out := make([]facts.Subnet, len(subnets))
 	byVPC := map[string]routes{}
 	for i, s := range subnets {
-		public, ok := byVPC[s.VPCID]
+		tables, ok := byVPC[s.VPCID]
 		if !ok {
-			if public, err = p.publicSubnets(ctx, s.VPCID); err != nil {
+			if tables, err = p.routeTables(ctx, s.VPCID); err != nil {
 				return nil, awscall.Unknown(facts.Subnets, err)
 			}
-			byVPC[s.VPCID] = public
+			byVPC[s.VPCID] = tables
 		}
-		s.Public = public.isPublic(s.ID)
+		if t := tables.of(s.ID); t != nil {
+			s.Public, s.RouteTableID, s.Routes = t.public, t.id, t.routes
+		}
 		out[i] = s
 	}
 	return out, nil
 }
 
-// routes is what a VPC's route tables say about reaching the internet.
+// routeTable is a route table as the rules read it: its routes but local, and whether one of them
+// goes to an internet gateway.
+type routeTable struct {
+	id     string
+	routes []facts.Route // shared by every subnet of the table: never modified
+	public bool
+}
+
+// routes are a VPC's route tables: the main one, and those explicitly associated with a subnet.
 type routes struct {
-	mainPublic bool            // the main table routes to an internet gateway
-	explicit   map[string]bool // subnet id → its explicitly associated table routes to one
+	main     *routeTable
+	explicit map[string]*routeTable // by subnet id
 }
 
-func (r routes) isPublic(subnet string) bool {
-	if pub, ok := r.explicit[subnet]; ok {
-		return pub
+// of returns the table of a subnet: the one explicitly associated with it, else the VPC's main table
+// (nil when the VPC has none).
+func (r routes) of(subnet string) *routeTable {
+	if t, ok := r.explicit[subnet]; ok {
+		return t
 	}
-	return r.mainPublic
+	return r.main
 }
 
-// publicSubnets reads a VPC's route tables once per TTL: a subnet is public when its table (the one
-// explicitly associated with it, else the VPC's main table) has a route to an igw- gateway.
-func (p *Provider) publicSubnets(ctx context.Context, vpc string) (routes, error) {
+// routeTables reads a VPC's route tables once per TTL. A subnet is public when its table has a route
+// to an igw- gateway.
+func (p *Provider) routeTables(ctx context.Context, vpc string) (routes, error) {
 	q := awscall.Question{Fact: facts.Subnets, Action: "ec2:DescribeRouteTables", Key: vpc}
 	return awscall.Lookup(ctx, p.caller, p.routes, q, func(ctx context.Context) (routes, bool, error) {
-		r := routes{explicit: map[string]bool{}}
+		r := routes{explicit: map[string]*routeTable{}}
 		pages := ec2.NewDescribeRouteTablesPaginator(p.api, &ec2.DescribeRouteTablesInput{
 			Filters: []ec2types.Filter{filter("vpc-id", vpc)}, MaxResults: aws.Int32(100),
 		})
@@ -82,20 +101,55 @@ func (p *Provider) publicSubnets(ctx context.Context, vpc string) (routes, error
 				return routes{}, false, err
 			}
 			for _, rt := range page.RouteTables {
-				igw := false
+				t := &routeTable{id: aws.ToString(rt.RouteTableId)}
 				for _, route := range rt.Routes {
-					igw = igw || strings.HasPrefix(aws.ToString(route.GatewayId), "igw-")
+					t.public = t.public || strings.HasPrefix(aws.ToString(route.GatewayId), "igw-")
+					if fr, ok := routeOf(route); ok {
+						t.routes = append(t.routes, fr)
+					}
 				}
 				for _, a := range rt.Associations {
 					if aws.ToBool(a.Main) {
-						r.mainPublic = igw
+						r.main = t
 					}
 					if id := aws.ToString(a.SubnetId); id != "" {
-						r.explicit[id] = igw
+						r.explicit[id] = t
 					}
 				}
 			}
 		}
 		return r, false, nil
 	})
+}
+
+// routeOf is a route as a snapshot holds it, false for the local route: its destination (an IPv4
+// or IPv6 block, or a prefix list), its target (the one id EC2 fills among the route's gateway, NAT
+// gateway, transit gateway, peering, network interface, instance and the rarer kinds) and its state.
+func routeOf(r ec2types.Route) (facts.Route, bool) {
+	target := firstOf(r.GatewayId, r.NatGatewayId, r.TransitGatewayId, r.VpcPeeringConnectionId, r.NetworkInterfaceId, r.InstanceId,
+		r.EgressOnlyInternetGatewayId, r.CarrierGatewayId, r.LocalGatewayId, r.CoreNetworkArn, r.OdbNetworkArn)
+	if target == "local" {
+		return facts.Route{}, false
+	}
+	if target == "" {
+		target = unknownTarget
+	}
+	return facts.Route{
+		Destination: firstOf(r.DestinationCidrBlock, r.DestinationPrefixListId, r.DestinationIpv6CidrBlock),
+		Target:      target, State: string(r.State),
+	}, true
+}
+
+// unknownTarget is the target of a route whose target is none of the kinds EC2 documents: kept, so that
+// the rules see a route they do not model (which never denies) rather than none.
+const unknownTarget = "unknown"
+
+// firstOf returns the first of ids that is set, or "".
+func firstOf(ids ...*string) string {
+	for _, id := range ids {
+		if v := aws.ToString(id); v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 // Package eks is the live provider's EKS concept: the cluster's description (its identity, version,
-// authentication mode and VPC), its access entries and its Pod Identity associations, each kind of
-// answer in a cache of its own.
+// authentication mode, VPC and network: the endpoint's access, the control plane's groups and subnets,
+// the IP family), its access entries and its Pod Identity associations, each kind of answer in a cache
+// of its own.
 package eks
 
 import (
@@ -79,12 +80,13 @@ func (p *Provider) Close() {
 }
 
 // Cluster describes the cluster with EKS DescribeCluster. The account and partition come from the
-// cluster's ARN: the account whose images `self` means. A cluster EKS does not know is a
-// *ClusterNotFoundError.
+// cluster's ARN: the account whose images `self` means. Its network (the endpoint's access, the control
+// plane's groups and subnets, the IP family) comes from resourcesVpcConfig and kubernetesNetworkConfig.
+// A cluster EKS does not know is a *ClusterNotFoundError.
 func (p *Provider) Cluster(ctx context.Context) (*facts.Cluster, error) {
 	q := awscall.Question{Fact: facts.SectionCluster, Action: "eks:DescribeCluster", Key: p.name}
 	return awscall.Lookup(ctx, p.caller, p.clusters, q, func(ctx context.Context) (*facts.Cluster, bool, error) {
-		out, err := p.api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(p.name)})
+		out, err := p.api.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(p.name)}, withBody)
 		if awscall.Classify(err) == awscall.OutcomeNotFound {
 			return nil, false, &ClusterNotFoundError{Name: p.name, Region: p.region}
 		}
@@ -105,6 +107,7 @@ func (p *Provider) Cluster(ctx context.Context) (*facts.Cluster, error) {
 		if c.ResourcesVpcConfig != nil {
 			fc.VPCID = aws.ToString(c.ResourcesVpcConfig.VpcId)
 		}
+		fc.ClusterNetwork = clusterNetwork(out)
 		return fc, false, nil
 	})
 }
@@ -132,10 +135,17 @@ func (p *Provider) AccessEntry(ctx context.Context, role *facts.Role) (*facts.Ac
 }
 
 // Known tells whether the cluster's facts, its access entries and its count of Pod Identity
-// associations can be had, by asking for them. It returns nil for any other fact: those are not this
-// provider's.
+// associations can be had, by asking for them. A fact of the cluster's network is known when the
+// answer holds it as a snapshot must (facts.Snapshot.Known). It returns nil for any other fact: those
+// are not this provider's.
 func (p *Provider) Known(ctx context.Context, f facts.Fact) error {
 	switch f {
+	case facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.ClusterIPFamily:
+		c, err := p.Cluster(ctx)
+		if err != nil {
+			return awscall.Unknown(f, err)
+		}
+		return networkKnown(c.ClusterNetwork, f)
 	case facts.ClusterAuthenticationMode, facts.ClusterVersion, facts.ClusterVPCID:
 		c, err := p.Cluster(ctx)
 		if err != nil {

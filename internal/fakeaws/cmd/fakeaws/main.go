@@ -1,5 +1,5 @@
 // Command fakeaws serves a ClusterFacts snapshot over the real AWS wire protocols (EKS, IAM, STS, EC2,
-// SSM) for the end-to-end suite and for demos:
+// SSM, KMS, Service Quotas) for the end-to-end suite and for demos:
 //
 //	go run ./internal/fakeaws/cmd/fakeaws --facts cluster-facts.yaml --addr 127.0.0.1:4566 \
 //	    --policies policies.yaml --fault 'ec2:DescribeImages=latency:2s' --fault 'iam:GetRole=throttle,count:2'
@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&faults, "fault", "inject a fault, op=kind[:arg][,kind[:arg]…]; kinds: latency:DURATION, hang, throttle, denied, status:CODE, unavailable, malformed, count:N, after:N; op: service:Operation, service:* or * (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: fakeaws --facts FILE [--policies FILE] [--addr HOST:PORT] [--fault op=kind[:arg]]... [--quiet]")
-		fmt.Fprintln(stderr, "Serves a ClusterFacts snapshot over the AWS wire protocols of EKS, IAM, STS, EC2 and SSM.")
+		fmt.Fprintln(stderr, "Serves a ClusterFacts snapshot over the AWS wire protocols of EKS, IAM, STS, EC2, SSM, KMS and Service Quotas.")
 		fmt.Fprintln(stderr, "A policies file gives principals identity policies for iam:SimulatePrincipalPolicy to evaluate:")
 		fmt.Fprintln(stderr, "  principals:")
 		fmt.Fprintln(stderr, "    arn:aws:iam::111122223333:role/KarpenterController-prod:")
