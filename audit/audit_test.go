@@ -418,7 +418,7 @@ func storedReport(kind, namespace, name string, labels map[string]string) *unstr
 // are replaced or deleted: a report of another tool, or one under our name without our label, is left
 // as it is (and the latter is an error that says what to do). Reports to delete are listed by label.
 func TestReportWriter(t *testing.T) {
-	reports := audit.Reports(outcome(t, 60, config.ModeEnforce), config.ModeEnforce, time.Now())
+	reports := audit.Reports(outcome(t, 40, config.ModeEnforce), config.ModeEnforce, time.Now())
 	if len(reports) != 4 { // karpenter-guard, -2, -3 and the aws-auth report
 		t.Fatalf("%d reports, want 4", len(reports))
 	}

@@ -62,6 +62,7 @@ type Config struct {
 	AMIOwners  AMIOwners         `yaml:"amiOwners"`
 	AWS        AWS               `yaml:"aws"`
 	Karpenter  Karpenter         `yaml:"karpenter"`
+	Subnets    Subnets           `yaml:"subnets"`
 
 	// ModeSet is whether the document itself set mode (Default's enforce applies otherwise).
 	ModeSet bool `yaml:"-"`
@@ -87,6 +88,9 @@ type Karpenter struct {
 	// InterruptionQueue is Karpenter's --interruption-queue (settings.interruptionQueue); empty when
 	// interruption handling is off.
 	InterruptionQueue string `yaml:"interruptionQueue"`
+	// MinValuesPolicy is Karpenter's MIN_VALUES_POLICY: Strict (the default) refuses to launch when a
+	// requirement's minValues cannot be met; BestEffort relaxes it.
+	MinValuesPolicy string `yaml:"minValuesPolicy"`
 }
 
 // DefaultKarpenterServiceAccount is where Karpenter's Helm chart puts its ServiceAccount by default in
@@ -100,6 +104,23 @@ type AWS struct {
 	NegativeCacheTTL Duration `yaml:"negativeCacheTTL"`
 	OnError          OnError  `yaml:"onError"`
 }
+
+// Subnets configures the subnet rules.
+type Subnets struct {
+	// MinFreeIPs is the fewest free addresses a zone's best node subnet may have before
+	// subnet-free-ips-low warns (default 32: with the VPC CNI's defaults one node takes its primary
+	// address and a whole ENI of secondary ones).
+	MinFreeIPs int `yaml:"minFreeIPs"`
+}
+
+// Karpenter's minValues policies.
+const (
+	MinValuesStrict     = "Strict"
+	MinValuesBestEffort = "BestEffort"
+)
+
+// DefaultMinFreeIPs is subnets.minFreeIPs when the file does not set it.
+const DefaultMinFreeIPs = 32
 
 // Duration is a time.Duration written as "2s" or "5m".
 type Duration struct{ time.Duration }
@@ -135,7 +156,8 @@ func Default() *Config {
 			NegativeCacheTTL: Duration{30 * time.Second},
 			OnError:          OnErrorWarn,
 		},
-		Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount},
+		Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount, MinValuesPolicy: MinValuesStrict},
+		Subnets:   Subnets{MinFreeIPs: DefaultMinFreeIPs},
 	}
 }
 
@@ -227,6 +249,14 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 	if q := c.Karpenter.InterruptionQueue; strings.ContainsAny(q, ":/ ") {
 		problems = append(problems, fmt.Sprintf("karpenter.interruptionQueue %q: expected the SQS queue's name (Karpenter's settings.interruptionQueue), not its URL or ARN", q))
 	}
+	switch c.Karpenter.MinValuesPolicy {
+	case MinValuesStrict, MinValuesBestEffort:
+	default:
+		problems = append(problems, fmt.Sprintf("karpenter.minValuesPolicy %q: expected Strict or BestEffort (Karpenter's MIN_VALUES_POLICY)", c.Karpenter.MinValuesPolicy))
+	}
+	if c.Subnets.MinFreeIPs < 0 {
+		problems = append(problems, fmt.Sprintf("subnets.minFreeIPs %d: expected a number of addresses, 0 or more", c.Subnets.MinFreeIPs))
+	}
 	switch c.AWS.OnError {
 	case OnErrorWarn, OnErrorDeny, OnErrorAllow:
 	default:
@@ -255,8 +285,9 @@ func emptyDocument(n *yaml.Node) bool {
 
 // typeNames replaces the Go types in yaml's "cannot unmarshal" errors with what the file should hold.
 var typeNames = strings.NewReplacer(
-	"into config.Config", "into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws and karpenter",
-	"into config.Karpenter", "into karpenter: expected a mapping with serviceAccount, controllerRoleARN and interruptionQueue",
+	"into config.Config", "into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws, karpenter and subnets",
+	"into config.Karpenter", "into karpenter: expected a mapping with serviceAccount, controllerRoleARN, interruptionQueue and minValuesPolicy",
+	"into config.Subnets", "into subnets: expected a mapping with minFreeIPs",
 	"into config.Mode", "into mode: expected enforce, warn or dry-run",
 	"into map[string]config.Action", "into rules: expected a mapping of rule ID to deny, warn, audit or off",
 	"into config.Action", "into a rule action: expected deny, warn, audit or off",
@@ -265,6 +296,7 @@ var typeNames = strings.NewReplacer(
 	"into config.AWS", "into aws: expected a mapping with timeout, cacheTTL, negativeCacheTTL and onError",
 	"into config.OnError", "into aws.onError: expected warn, deny or allow",
 	"into string", "into a text field: expected a string",
+	"into int", "into subnets.minFreeIPs: expected a whole number",
 )
 
 func cleanYAMLError(err error) string {

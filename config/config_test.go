@@ -59,7 +59,8 @@ func TestParseValid(t *testing.T) {
 					NegativeCacheTTL: Duration{30 * time.Second},
 					OnError:          OnErrorWarn,
 				},
-				Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount},
+				Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount, MinValuesPolicy: MinValuesStrict},
+				Subnets:   Subnets{MinFreeIPs: DefaultMinFreeIPs},
 			},
 		},
 		{
@@ -230,6 +231,21 @@ func TestParseInvalid(t *testing.T) {
 			wantErr: `karpenter.interruptionQueue "https://sqs.us-east-1.amazonaws.com/111122223333/prod": expected the SQS queue's name (Karpenter's settings.interruptionQueue), not its URL or ARN`,
 		},
 		{
+			name:    "minValuesPolicy in the wrong case",
+			in:      header + "karpenter:\n  minValuesPolicy: strict\n",
+			wantErr: `karpenter.minValuesPolicy "strict": expected Strict or BestEffort (Karpenter's MIN_VALUES_POLICY)`,
+		},
+		{
+			name:    "negative minFreeIPs",
+			in:      header + "subnets:\n  minFreeIPs: -1\n",
+			wantErr: `subnets.minFreeIPs -1: expected a number of addresses, 0 or more`,
+		},
+		{
+			name:    "minFreeIPs not a number",
+			in:      header + "subnets:\n  minFreeIPs: many\n",
+			wantErr: `line 4: cannot unmarshal !!str ` + "`many`" + ` into subnets.minFreeIPs: expected a whole number`,
+		},
+		{
 			name:    "unknown karpenter key",
 			in:      header + "karpenter:\n  role: x\n",
 			wantErr: `line 4: field role is not a key of karpenter`,
@@ -237,7 +253,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name:    "a list instead of a mapping",
 			in:      "- apiVersion: karpenter-guard.io/v1alpha1\n",
-			wantErr: "line 1: cannot unmarshal !!seq into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws and karpenter",
+			wantErr: "line 1: cannot unmarshal !!seq into a GuardConfig: expected a mapping with apiVersion, kind, mode, rules, amiOwners, aws, karpenter and subnets",
 		},
 		{
 			name:    "kind as a list",
@@ -416,7 +432,8 @@ func TestDefault(t *testing.T) {
 			NegativeCacheTTL: Duration{30 * time.Second},
 			OnError:          OnErrorWarn,
 		},
-		Karpenter: Karpenter{ServiceAccount: "kube-system/karpenter"},
+		Karpenter: Karpenter{ServiceAccount: "kube-system/karpenter", MinValuesPolicy: "Strict"},
+		Subnets:   Subnets{MinFreeIPs: 32},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Default() =\n  %+v\nwant\n  %+v", d, want)

@@ -64,9 +64,9 @@ func (o *awsAuthFrom) AWSAuth(ctx context.Context) (*AWSAuthData, error) {
 	return o.auth, o.err
 }
 
-// WithClusterNodeClasses returns p knowing the cluster's EC2NodeClasses as known reports: the webhook
-// and the audit give the cluster's objects as the evaluation's input, and known says whether that
-// input is complete (the watch caches have synced).
+// WithClusterNodeClasses returns p knowing the cluster's EC2NodeClasses and NodePools as known
+// reports: the webhook and the audit give the cluster's objects as the evaluation's input, and known
+// says whether that input is complete (the watch caches have synced).
 func WithClusterNodeClasses(p Provider, known func(context.Context) error) Provider {
 	return &clusterNodeClasses{Provider: p, known: known}
 }
@@ -81,7 +81,7 @@ func (c *clusterNodeClasses) AskAhead() bool { return AsksAhead(c.Provider) }
 
 // Known implements Provider.
 func (c *clusterNodeClasses) Known(ctx context.Context, f Fact) error {
-	if f == ClusterNodeClasses {
+	if f == ClusterNodeClasses || f == ClusterNodePools {
 		return c.known(ctx)
 	}
 	return c.Provider.Known(ctx, f)

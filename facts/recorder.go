@@ -120,7 +120,7 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 		} else {
 			_, _ = r.Cluster(ctx)
 		}
-	case EBSDefaults, ClusterPodIdentityAssociations, KarpenterController, VPCCNI, VPC:
+	case EBSDefaults, ClusterPodIdentityAssociations, KarpenterController, VPCCNI, VPC, NATGateways, VPCEndpoints, CapacityReservations, InstanceTypes:
 		// Knowing them is having them: one answer is the whole section.
 		if err != nil {
 			r.fail(f, err)
@@ -137,6 +137,14 @@ func (r *Recorder) Known(ctx context.Context, f Fact) error {
 			_, _ = r.VPCCNI(ctx)
 		case VPC:
 			_, _ = r.VPC(ctx)
+		case NATGateways:
+			_, _ = r.NATGateways(ctx)
+		case VPCEndpoints:
+			_, _ = r.VPCEndpoints(ctx)
+		case CapacityReservations:
+			_, _ = r.CapacityReservations(ctx)
+		case InstanceTypes:
+			_, _ = r.InstanceTypes(ctx)
 		}
 	default:
 		r.keep(f, err, nil)

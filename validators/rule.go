@@ -121,7 +121,7 @@ type Context struct {
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
 	// NewCatalog checks).
-	unknown [16]factAnswer
+	unknown [32]factAnswer
 	// memos holds the results of the analyses rules share (see Memo); made on first use, emptied at the
 	// start of each run over the objects.
 	memos map[memoKey]any

@@ -234,3 +234,81 @@ func Policies(cf *facts.ClusterFacts) fakeaws.Policies {
 	}
 	return p
 }
+
+// WithNetwork adds to cf the network and capacity facts of a healthy cluster where it has none: the
+// cluster's endpoint (public and private) and control plane (the node group's own cluster security
+// group, two control-plane subnets), the subnets spread over the six zones of us-east-1 with CIDRs,
+// free addresses and a route to a NAT gateway, the node group's rules, the VPC's DNS attributes, no
+// VPC endpoints, the account's EBS encryption with AWS's key, no capacity reservation, and types as
+// the region's instance types. It returns cf.
+func WithNetwork(cf *facts.ClusterFacts, types []facts.InstanceType) *facts.ClusterFacts {
+	yes := true
+	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"}
+	ids := []string{"use1-az1", "use1-az2", "use1-az4", "use1-az6", "use1-az3", "use1-az5"}
+	if c := cf.Cluster; c != nil && c.IPFamily == "" {
+		c.EndpointPublicAccess, c.EndpointPrivateAccess, c.PublicAccessCidrs = &yes, &yes, []string{"0.0.0.0/0"}
+		c.ClusterSecurityGroupID, c.SecurityGroupIDs = "sg-0node", []string{}
+		c.SubnetIDs, c.IPFamily = []string{"subnet-cp000001", "subnet-cp000002"}, "ipv4"
+	}
+	port := func(p int) *int { return &p }
+	if cf.SecurityGroups != nil {
+		for i := range *cf.SecurityGroups {
+			g := &(*cf.SecurityGroups)[i]
+			if !g.RulesKnown() {
+				g.Ingress = []facts.SecurityGroupRule{{Protocol: "-1", GroupIDs: []string{g.ID}}, {Protocol: "tcp", FromPort: port(443), ToPort: port(443), CIDRs: []string{"10.0.0.0/16"}}}
+				g.Egress = []facts.SecurityGroupRule{{Protocol: "-1", CIDRs: []string{"0.0.0.0/0"}}}
+			}
+		}
+	}
+	if cf.Subnets != nil {
+		free := 4000
+		for i := range *cf.Subnets {
+			s := &(*cf.Subnets)[i]
+			if s.RouteTableID != "" {
+				continue
+			}
+			z := (i / 2) % len(zones) // the discovery tag is on every other subnet: those span every zone
+			s.AvailabilityZone, s.AvailabilityZoneID = zones[z], ids[z]
+			s.CIDRBlock = fmt.Sprintf("10.0.%d.0/24", 16+i%200)
+			s.AvailableIPAddressCount = &free
+			s.RouteTableID = fmt.Sprintf("rtb-0priv%d", z)
+			s.Routes = []facts.Route{{Destination: "0.0.0.0/0", Target: fmt.Sprintf("nat-0%d", z), State: facts.RouteActive}}
+		}
+		for i, id := range []string{"subnet-cp000001", "subnet-cp000002"} {
+			*cf.Subnets = append(*cf.Subnets, facts.Subnet{ID: id, VPCID: "vpc-0a1b2c3d", AvailabilityZone: zones[i], Tags: map[string]string{"Name": "control-plane"},
+				SubnetNetwork: facts.SubnetNetwork{AvailabilityZoneID: ids[i], CIDRBlock: fmt.Sprintf("10.0.%d.0/28", 250+i), AvailableIPAddressCount: &free,
+					RouteTableID: fmt.Sprintf("rtb-0priv%d", i), Routes: []facts.Route{{Destination: "0.0.0.0/0", Target: fmt.Sprintf("nat-0%d", i), State: facts.RouteActive}}}})
+		}
+	}
+	if cf.VPC == nil {
+		cf.VPC = &facts.VPCAttributes{EnableDNSSupport: &yes, EnableDNSHostnames: &yes}
+	}
+	if cf.NATGateways == nil {
+		nats := []facts.NATGateway{}
+		for z := range zones {
+			nats = append(nats, facts.NATGateway{ID: fmt.Sprintf("nat-0%d", z), State: "available", ConnectivityType: "public", PublicIPs: []string{fmt.Sprintf("203.0.113.%d", 10+z)}})
+		}
+		cf.NATGateways = &nats
+	}
+	if cf.VPCEndpoints == nil {
+		cf.VPCEndpoints = &[]facts.VPCEndpoint{}
+	}
+	if cf.EBSDefaults == nil {
+		cf.EBSDefaults = &facts.EBSEncryption{EncryptionByDefault: false, KMSKeyID: "arn:aws:kms:us-east-1:111122223333:alias/aws/ebs"}
+	}
+	if cf.KMSKeys == nil {
+		cf.KMSKeys = &[]facts.KMSKey{}
+	}
+	if cf.CapacityReservations == nil {
+		cf.CapacityReservations = &[]facts.CapacityReservation{}
+	}
+	if cf.ServiceQuotas == nil {
+		cf.ServiceQuotas = &map[string]int{facts.QuotaSecurityGroupsPerENI: 5}
+	}
+	if cf.InstanceTypes == nil {
+		ts := make([]facts.InstanceType, len(types))
+		copy(ts, types)
+		cf.InstanceTypes = &ts
+	}
+	return cf
+}

@@ -14,7 +14,27 @@ func Default() *validators.Catalog {
 
 // allRules lists every rule of this build. Order does not matter: the catalog sorts by kind and ID.
 func allRules() []*validators.Rule {
-	return slices.Concat(baseRules(), nodeIdentityRules(), controllerPermissionRules())
+	return slices.Concat(baseRules(), nodeIdentityRules(), controllerPermissionRules(), networkRules())
+}
+
+// networkRules are the rules of join readiness that AWS's network and capacity answers decide: the
+// paths from a node to the API server and to AWS, the keys of its volumes, its capacity reservations.
+func networkRules() []*validators.Rule {
+	return []*validators.Rule{
+		securityGroupsBlockAPIServer,
+		securityGroupsBlockKubelet,
+		securityGroupsExceedENILimit,
+		apiServerUnreachable,
+		privateEndpointDNSDisabled,
+		subnetMissingVPCEndpoints,
+		subnetMissingRegistryEndpoints,
+		subnetFreeIPsLow,
+		ebsKMSKeyUnusable,
+		capacityReservationSelectorNoMatch,
+		nodepoolZonesWithoutSubnets,
+		nodepoolNoMatchingAMI,
+		nodepoolRequirementsUnsatisfiable,
+	}
 }
 
 // baseRules are the rules of the catalog before join readiness.

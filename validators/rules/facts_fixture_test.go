@@ -68,8 +68,10 @@ type world struct {
 type factsOpt func(*world)
 
 var (
-	clusterKeys  = []string{"name", "region", "partition", "accountID", "version", "authenticationMode", "vpcID", "podIdentityAssociations"}
-	sectionOrder = []string{"accessEntries", "awsAuth", "roles", "instanceProfiles", "images", "ssmParameters", "subnets", "securityGroups", "ebsDefaults"}
+	clusterKeys = []string{"name", "region", "partition", "accountID", "version", "authenticationMode", "vpcID", "podIdentityAssociations",
+		"endpointPublicAccess", "endpointPrivateAccess", "publicAccessCidrs", "clusterSecurityGroupID", "securityGroupIDs", "subnetIDs", "ipFamily"}
+	sectionOrder = []string{"accessEntries", "awsAuth", "roles", "instanceProfiles", "images", "ssmParameters", "subnets", "securityGroups", "ebsDefaults",
+		"vpc", "natGateways", "vpcEndpoints", "kmsKeys", "serviceQuotas", "capacityReservations", "instanceTypes", "vpcCNI"}
 )
 
 // clusterFacts renders the prod-eks snapshot with the options applied.
@@ -89,6 +91,10 @@ func clusterFacts(opts ...factsOpt) string {
 			"subnets":          list("subnets", defaultSubnets()...),
 			"securityGroups":   list("securityGroups", defaultGroups()...),
 			"ebsDefaults":      defaultEBS,
+			// The network and capacity sections: unknown unless a case's options give them
+			// (network_fixtures_test.go).
+			"vpc": "", "natGateways": "", "vpcEndpoints": "", "kmsKeys": "", "serviceQuotas": "",
+			"capacityReservations": "", "instanceTypes": "", "vpcCNI": "",
 		},
 	}
 	for _, o := range opts {

@@ -93,6 +93,9 @@ func propertyInput() string {
 		capacityPool("spot", "- key: karpenter.sh/capacity-type\n  operator: In\n  values: [\"spot\"]\n"),
 		capacityPool("on-demand", "- key: karpenter.sh/capacity-type\n  operator: In\n  values: [\"on-demand\"]\n"),
 		capacityPool("any-capacity", ""),
+		// Pools that cannot launch with their class: a zone without a subnet, arm64 on Windows.
+		poolWith("zone-without-subnets", "healthy", "- key: topology.kubernetes.io/zone\n  operator: In\n  values: [\"us-east-1c\"]\n"),
+		poolWith("arm-on-windows", "healthy-windows", "- key: kubernetes.io/arch\n  operator: In\n  values: [\"arm64\"]\n"),
 	)
 }
 
@@ -156,10 +159,10 @@ func TestUnknownFactsNeverPassSilently(t *testing.T) {
 		t.Errorf("only %d rules read facts", len(factRules))
 	}
 	// Every fact a rule reads is made unknown in turn below (the cluster's EC2NodeClasses are the
-	// webhook's and the audit's, never a snapshot's).
+	// webhook's and the audit's, never a snapshot's, and so are its NodePools).
 	for _, r := range factRules {
 		for _, f := range slices.Concat(r.Needs, r.MayNeed) {
-			if _, ok := removals[string(f)]; !ok && f != facts.ClusterNodeClasses {
+			if _, ok := removals[string(f)]; !ok && f != facts.ClusterNodeClasses && f != facts.ClusterNodePools {
 				t.Errorf("%s reads %s, which removals never makes unknown", r.ID, f)
 			}
 		}

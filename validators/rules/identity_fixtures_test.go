@@ -145,14 +145,20 @@ func nodeRoleFacts(opts []factsOpt, answers ...sim) string {
 	return identityFacts(opts, cni("true", facts.CredentialsNodeRole), simulations(nodeRoleARN, answers...))
 }
 
-// identityRules are the rules that read facts the prod-eks world leaves out (trust policies, the VPC
-// CNI, the controller's role, simulations): in that world they are not evaluated, and the tests of
-// the other rules leave them aside.
+// joinReadinessFacts are the facts the prod-eks world leaves out: the identities, simulations and the
+// network and capacity facts.
+var joinReadinessFacts = []facts.Fact{facts.Simulations, facts.VPCCNI, facts.KarpenterController, facts.ClusterIPFamily,
+	facts.ClusterEndpointAccess, facts.ClusterControlPlaneNetwork, facts.VPC, facts.NATGateways, facts.VPCEndpoints,
+	facts.KMSKeys, facts.ServiceQuotas, facts.CapacityReservations, facts.InstanceTypes}
+
+// identityRules are the rules of join readiness that read facts the prod-eks world leaves out (trust
+// policies, the VPC CNI, the controller's role, simulations, the network and capacity facts): in that
+// world they are not evaluated, and the tests of the other rules leave them aside.
 func identityRules() []string {
 	var out []string
 	for _, r := range rules.Default().Rules() {
-		if r.ID == "node-role-trust-policy" || slices.ContainsFunc(r.Needs, func(f facts.Fact) bool {
-			return f == facts.Simulations || f == facts.VPCCNI || f == facts.KarpenterController
+		if r.ID == "node-role-trust-policy" || slices.ContainsFunc(slices.Concat(r.Needs, r.MayNeed), func(f facts.Fact) bool {
+			return slices.Contains(joinReadinessFacts, f)
 		}) {
 			out = append(out, r.ID)
 		}

@@ -55,7 +55,9 @@ func askAhead(cat *validators.Catalog, c *validators.Context, objs []*objects.Ob
 			q.nodeClass(o.NodeClass, rf)
 			q.nodeIdentity(c, o, rf)
 			q.controllerPermissions(c, o, rf)
+			q.network(c, o, rf)
 		case validators.KindNodePool:
+			q.nodePoolNetwork(c, o, rf)
 			if rf.touches(facts.Roles) {
 				if _, spot := allowsSpot(o.NodePool.Spec.Template.Spec.Requirements); spot {
 					q.add("spot role", func(ctx context.Context) {

@@ -446,3 +446,38 @@ func TestDefaultAsksAhead(t *testing.T) {
 		t.Errorf("at most %d question answered at once: the catalog did not ask ahead", p.maxInFlight)
 	}
 }
+
+func (l *questionLog) VPC(ctx context.Context) (*facts.VPCAttributes, error) {
+	l.note("VPC")
+	return l.Provider.VPC(ctx)
+}
+
+func (l *questionLog) NATGateways(ctx context.Context) ([]facts.NATGateway, error) {
+	l.note("NATGateways")
+	return l.Provider.NATGateways(ctx)
+}
+
+func (l *questionLog) VPCEndpoints(ctx context.Context) ([]facts.VPCEndpoint, error) {
+	l.note("VPCEndpoints")
+	return l.Provider.VPCEndpoints(ctx)
+}
+
+func (l *questionLog) KMSKey(ctx context.Context, ref string) (*facts.KMSKey, error) {
+	l.note("KMSKey " + ref)
+	return l.Provider.KMSKey(ctx, ref)
+}
+
+func (l *questionLog) ServiceQuota(ctx context.Context, code string) (int, error) {
+	l.note("ServiceQuota " + code)
+	return l.Provider.ServiceQuota(ctx, code)
+}
+
+func (l *questionLog) CapacityReservations(ctx context.Context) ([]facts.CapacityReservation, error) {
+	l.note("CapacityReservations")
+	return l.Provider.CapacityReservations(ctx)
+}
+
+func (l *questionLog) InstanceTypes(ctx context.Context) ([]facts.InstanceType, error) {
+	l.note("InstanceTypes")
+	return l.Provider.InstanceTypes(ctx)
+}

@@ -1,0 +1,344 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// This file holds what the network rules share: a subnet's way out of the VPC (egress), what a set of
+// security groups lets through (permits), the control plane's groups and subnets, and the zone rule
+// that decides whether a defect of some subnets stops launches.
+
+// verdict is a three-valued answer: a rule denies only on no, caps at warn on maybe.
+type verdict int
+
+const (
+	verdictNo verdict = iota
+	verdictMaybe
+	verdictYes
+)
+
+// ipv6NotModelled is the reason the IPv4 network rules give on an IPv6 cluster.
+const ipv6NotModelled = "IPv6 clusters are not modelled"
+
+// requireIPv4 returns an unknown fact when the cluster is IPv6 (or its family is unknown): the
+// reachability and egress rules model IPv4 only.
+func requireIPv4(c *validators.Context) error {
+	cl, err := c.Facts.Cluster(c)
+	if err != nil {
+		return err
+	}
+	if cl.IPFamily == "ipv6" {
+		return facts.Unknown(facts.ClusterIPFamily, ipv6NotModelled)
+	}
+	return nil
+}
+
+// permits tells whether some group of gs has a rule in that direction letting TCP port through from
+// (ingress) or to (egress) the peers: a rule naming one of peerGroups, or a CIDR holding every one of
+// peerCIDRs. Security groups are stateful and an ENI's groups are a union, so one rule suffices. A
+// rule naming a prefix list may or may not hold the peers (maybe), and so may a group whose rules
+// were not read.
+func permits(gs []facts.SecurityGroup, egress bool, port int, peerGroups []string, peerCIDRs []netip.Prefix) verdict {
+	out := verdictNo
+	for _, g := range gs {
+		if !g.RulesKnown() {
+			out = verdictMaybe
+			continue
+		}
+		rules := g.Ingress
+		if egress {
+			rules = g.Egress
+		}
+		for _, r := range rules {
+			if !portMatches(r, port) {
+				continue
+			}
+			if slices.ContainsFunc(r.GroupIDs, func(id string) bool { return slices.Contains(peerGroups, id) }) {
+				return verdictYes
+			}
+			if len(peerCIDRs) > 0 && slices.ContainsFunc(r.CIDRs, func(cidr string) bool { return holdsAll(cidr, peerCIDRs) }) {
+				return verdictYes
+			}
+			if len(r.PrefixListIDs) > 0 {
+				out = verdictMaybe
+			}
+		}
+	}
+	return out
+}
+
+// portMatches reports whether a rule's protocol is TCP (or every protocol) and its ports hold port.
+func portMatches(r facts.SecurityGroupRule, port int) bool {
+	switch strings.ToLower(r.Protocol) {
+	case "-1", "all":
+		return true
+	case "tcp", "6":
+	default:
+		return false
+	}
+	if r.FromPort == nil || r.ToPort == nil {
+		return true // EC2 gives TCP rules ports; a rule written without them is read as all ports
+	}
+	return (*r.FromPort <= port && port <= *r.ToPort) || (*r.FromPort == -1 && *r.ToPort == -1)
+}
+
+// holdsAll reports whether cidr contains every peer block.
+func holdsAll(cidr string, peers []netip.Prefix) bool {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return false
+	}
+	p = p.Masked()
+	for _, peer := range peers {
+		if !(p.Bits() <= peer.Bits() && p.Contains(peer.Addr())) {
+			return false
+		}
+	}
+	return true
+}
+
+// subnetCIDR returns a subnet's IPv4 block, or false when it is unknown.
+func subnetCIDR(s facts.Subnet) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(s.CIDRBlock)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	return p.Masked(), true
+}
+
+// controlPlane is the control plane's network: its security groups C and the subnets of its ENIs.
+type controlPlane struct {
+	groups   []facts.SecurityGroup
+	groupIDs []string
+	subnets  []facts.Subnet
+}
+
+// controlPlaneNetwork reads the control plane's groups and subnets by id. A group or subnet the
+// account does not show is left out; the rules then see fewer paths, never more.
+func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
+	cl, err := c.Facts.Cluster(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Facts.Known(c, facts.ClusterControlPlaneNetwork); err != nil {
+		return nil, err
+	}
+	cp := &controlPlane{}
+	ids := append([]string{cl.ClusterSecurityGroupID}, cl.SecurityGroupIDs...)
+	for _, id := range ids {
+		if id == "" || slices.Contains(cp.groupIDs, id) {
+			continue
+		}
+		cp.groupIDs = append(cp.groupIDs, id)
+		gs, err := c.Facts.SecurityGroups(c, facts.SelectorTerm{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		cp.groups = append(cp.groups, gs...)
+	}
+	for _, id := range cl.SubnetIDs {
+		ss, err := c.Facts.Subnets(c, facts.SelectorTerm{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		cp.subnets = append(cp.subnets, ss...)
+	}
+	return cp, nil
+}
+
+// egressKind is how a subnet's nodes leave the VPC (IPv4).
+type egressKind int
+
+const (
+	egressUnknown egressKind = iota // a route the rules do not model: never a reason to deny
+	egressNAT                       // a default route to a public NAT gateway
+	egressIGW                       // a default route to an internet gateway, and a public IPv4
+	egressNone                      // no way out: only local and gateway-endpoint routes
+)
+
+// egress is a subnet's way out, with what it goes through.
+type egress struct {
+	kind egressKind
+	// via is the default route's target ("" without one).
+	via string
+	// nat is the NAT gateway of egressNAT.
+	nat *facts.NATGateway
+}
+
+// describe says the egress in words, for messages.
+func (e egress) describe() string {
+	switch e.kind {
+	case egressNAT:
+		return "its default route goes to NAT gateway " + e.via
+	case egressIGW:
+		return "its default route goes to internet gateway " + e.via + " and instances get a public IPv4"
+	case egressNone:
+		if e.via != "" {
+			return "its default route goes to internet gateway " + e.via + " but instances get no public IPv4, and no other route leaves the VPC"
+		}
+		return "it has no default route (0.0.0.0/0), so nothing leaves the VPC"
+	}
+	if e.via != "" {
+		return "its default route goes to " + e.via
+	}
+	return "its routes lead somewhere the guard does not model"
+}
+
+// publicIPv4 reports whether a node launched into s gets a public IPv4: the class's
+// associatePublicIPAddress when set, else the subnet's mapPublicIpOnLaunch.
+func publicIPv4(o *objects.Object, s facts.Subnet) bool {
+	if v := o.NodeClass.Spec.AssociatePublicIPAddress; v != nil {
+		return *v
+	}
+	return s.MapPublicIPOnLaunch
+}
+
+// egressOf classifies subnet s for the class's nodes, from the routes of its table (blackhole routes
+// ignored). nats are the VPC's NAT gateways, nil when unknown: a NAT route then is egressNAT without
+// its gateway. It returns false when the subnet's routes are unknown.
+func egressOf(o *objects.Object, s facts.Subnet, nats []facts.NATGateway) (egress, bool) {
+	if s.RouteTableID == "" {
+		return egress{}, false
+	}
+	var def *facts.Route
+	onlyEndpoints := true
+	for i, r := range s.Routes {
+		if strings.EqualFold(r.State, facts.RouteBlackhole) {
+			continue
+		}
+		switch {
+		case r.Destination == "0.0.0.0/0":
+			def = &s.Routes[i]
+		case strings.HasPrefix(r.Destination, "pl-") && strings.HasPrefix(r.Target, "vpce-"):
+		default:
+			onlyEndpoints = false
+		}
+	}
+	if def == nil {
+		if onlyEndpoints {
+			return egress{kind: egressNone}, true
+		}
+		return egress{kind: egressUnknown}, true
+	}
+	e := egress{via: def.Target}
+	switch {
+	case strings.HasPrefix(def.Target, "nat-"):
+		if nats == nil {
+			e.kind = egressNAT
+			return e, true
+		}
+		for i, n := range nats {
+			if n.ID == def.Target {
+				if strings.EqualFold(n.ConnectivityType, "public") || n.ConnectivityType == "" {
+					e.kind, e.nat = egressNAT, &nats[i]
+				}
+				return e, true // a private NAT gateway: unknown
+			}
+		}
+		return e, true
+	case strings.HasPrefix(def.Target, "igw-"):
+		switch {
+		case publicIPv4(o, s):
+			e.kind = egressIGW
+		case onlyEndpoints:
+			e.kind = egressNone
+		}
+	}
+	return e, true
+}
+
+// subnetDefect is what a rule found in one node subnet: at the rule's action (sure), or capped at warn.
+type subnetDefect struct {
+	subnet facts.Subnet
+	sure   bool
+	detail string
+}
+
+// zoneFindings applies the zone rule: Karpenter launches into a zone through the subnet with the most
+// free addresses, so a defect stops launches in a zone only when every node subnet of that zone has it
+// surely. Defects of zones where another subnet is fine, or that are not sure, are capped at warn.
+// It returns one finding for the zones at the rule's action and one for the capped ones, each built by
+// mk from the defects' details.
+func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(details []string, capped bool, zones []string) validators.Finding) []validators.Finding {
+	if len(defects) == 0 {
+		return nil
+	}
+	byZone := map[string]int{}
+	for _, s := range subnets {
+		byZone[s.AvailabilityZone]++
+	}
+	sureInZone := map[string]int{}
+	for _, d := range defects {
+		if d.sure {
+			sureInZone[d.subnet.AvailabilityZone]++
+		}
+	}
+	var sure, capped []subnetDefect
+	for _, d := range defects {
+		if d.sure && sureInZone[d.subnet.AvailabilityZone] == byZone[d.subnet.AvailabilityZone] {
+			sure = append(sure, d)
+		} else {
+			capped = append(capped, d)
+		}
+	}
+	var out []validators.Finding
+	for _, group := range []struct {
+		ds     []subnetDefect
+		capped bool
+	}{{sure, false}, {capped, true}} {
+		if len(group.ds) == 0 {
+			continue
+		}
+		var details, zones []string
+		for _, d := range group.ds {
+			details = append(details, d.detail)
+			if !slices.Contains(zones, d.subnet.AvailabilityZone) {
+				zones = append(zones, d.subnet.AvailabilityZone)
+			}
+		}
+		sort.Strings(zones)
+		f := mk(details, group.capped, zones)
+		if group.capped {
+			f.AtMost = config.ActionWarn
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// cappedNote says why a finding is capped at warn under the zone rule.
+func cappedNote(zones []string) string {
+	return fmt.Sprintf(" (a warning, not a denial: in %s another subnet of the zone works, or the guard's evidence is incomplete, so launches may still succeed)", strings.Join(zones, ", "))
+}
+
+// subnetName names a subnet for messages: its id, with its Name tag and zone.
+func subnetName(s facts.Subnet) string {
+	name := s.ID
+	if n := s.Tags["Name"]; n != "" {
+		name += " " + n
+	}
+	return name + " (" + s.AvailabilityZone + ")"
+}
+
+// groupIDs returns the ids of gs.
+func groupIDs(gs []facts.SecurityGroup) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.ID
+	}
+	return out
+}
+
+// selectorLine returns the line and field of a selector, for findings.
+func selectorField(o *objects.Object, field string) (string, int) {
+	return "spec." + field, o.Fields.Line("spec", field)
+}

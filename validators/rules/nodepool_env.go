@@ -1,0 +1,148 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
+)
+
+// This file holds what the three NodePool rules share: the pool's requirement set and what its
+// EC2NodeClass gives an instance type (zones, architectures, family), and how they run on an
+// EC2NodeClass update for the pools that use it.
+
+// poolJudgement is one NodePool judged against one EC2NodeClass.
+type poolJudgement struct {
+	pool  *objects.Object
+	class *objects.Object
+	reqs  []scheduling.Requirement
+}
+
+// poolsToJudge returns what a NodePool rule judges for o: a NodePool against the EC2NodeClass it
+// references (none when it references none: nodepool-nodeclass-missing reports that), or, on an
+// EC2NodeClass UPDATE in the webhook, every NodePool that uses the class against its new spec (an
+// unknown fact when the cluster's NodePools are not all known yet).
+func poolsToJudge(c *validators.Context, o *objects.Object) ([]poolJudgement, error) {
+	if o.NodePool != nil {
+		ref := o.NodePool.Spec.Template.Spec.NodeClassRef
+		if ref == nil || (ref.Kind != "" && ref.Kind != objects.KindEC2NodeClass) {
+			return nil, nil
+		}
+		class := c.NodeClass(ref.Name)
+		if class == nil || class.NodeClass == nil {
+			return nil, nil
+		}
+		return []poolJudgement{{pool: o, class: class, reqs: scheduling.FromNodePool(o.NodePool)}}, nil
+	}
+	if o.NodeClass == nil || c.Scope != validators.ScopeAdmission || c.Operation != validators.OperationUpdate {
+		return nil, nil
+	}
+	if err := c.Facts.Known(c, facts.ClusterNodePools); err != nil {
+		return nil, err
+	}
+	var out []poolJudgement
+	for _, p := range c.NodePoolsOf(o.Name) {
+		out = append(out, poolJudgement{pool: p, class: o, reqs: scheduling.FromNodePool(p.NodePool)})
+	}
+	return out, nil
+}
+
+// classZones returns the zones of the class's subnets, with their zone IDs.
+func classZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone, []facts.Subnet, error) {
+	subnets, err := selectedSubnets(c, class)
+	if err != nil {
+		return nil, nil, err
+	}
+	var zones []scheduling.Zone
+	for _, s := range subnets {
+		if !slices.ContainsFunc(zones, func(z scheduling.Zone) bool { return z.Name == s.AvailabilityZone }) {
+			zones = append(zones, scheduling.Zone{Name: s.AvailabilityZone, ID: s.AvailabilityZoneID})
+		}
+	}
+	sort.Slice(zones, func(i, j int) bool { return zones[i].Name < zones[j].Name })
+	return zones, subnets, nil
+}
+
+// classArchitectures returns the architectures (amd64, arm64) of the images the class resolves.
+func classArchitectures(c *validators.Context, class *objects.Object) ([]string, error) {
+	var out []string
+	for _, t := range class.NodeClass.Spec.AMISelectorTerms {
+		imgs, _, err := resolveTerm(c, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, img := range imgs {
+			a := ""
+			switch img.Architecture {
+			case "x86_64":
+				a = "amd64"
+			case "arm64":
+				a = "arm64"
+			}
+			if a != "" && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// classFamily returns the class's AMI family as Karpenter names it (AL2023, Windows2022, …).
+func classFamily(class *objects.Object) string {
+	if fam, _, ok := alias(class.NodeClass); ok {
+		switch strings.ToLower(fam) {
+		case "al2023":
+			return "AL2023"
+		case "al2":
+			return "AL2"
+		case "bottlerocket":
+			return "Bottlerocket"
+		case "windows2019":
+			return "Windows2019"
+		case "windows2022":
+			return "Windows2022"
+		case "windows2025":
+			return "Windows2025"
+		}
+	}
+	return class.NodeClass.Spec.AMIFamily
+}
+
+// isWindowsFamily reports whether a family launches Windows nodes.
+func isWindowsFamily(fam string) bool { return strings.HasPrefix(fam, "Windows") }
+
+// requirementsOn describes the requirements on keys, for messages: "topology.kubernetes.io/zone In [us-east-1c]".
+func requirementsOn(reqs []scheduling.Requirement, keys ...string) string {
+	var out []string
+	for _, r := range reqs {
+		if !slices.Contains(keys, r.Key) {
+			continue
+		}
+		if r.FromLabel {
+			out = append(out, fmt.Sprintf("label %s=%s", r.Written, strings.Join(r.Values, "")))
+			continue
+		}
+		d := r.Written + " " + r.Operator
+		if len(r.Values) > 0 {
+			d += " [" + strings.Join(r.Values, ", ") + "]"
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, " and ")
+}
+
+// poolFinding places a NodePool rule's finding: on the pool's requirements, or on an EC2NodeClass
+// under update, naming the pool.
+func poolFinding(o *objects.Object, j poolJudgement, msg, fix string) validators.Finding {
+	if o.NodePool != nil {
+		return validators.Finding{Field: "spec.template.spec.requirements", Line: o.Fields.Line("spec", "template", "spec", "requirements"), Message: msg, Fix: fix}
+	}
+	return validators.Finding{Field: "spec", Line: o.Fields.Line("spec"),
+		Message: fmt.Sprintf("with this change NodePool %s cannot launch: %s", j.pool.Name, msg), Fix: fix}
+}

@@ -1,0 +1,19 @@
+package rules_test
+
+import "testing"
+
+func TestNodepoolNoMatchingAMI(t *testing.T) {
+	arch := func(values string) string {
+		return "- key: kubernetes.io/arch\n  operator: In\n  values: [" + values + "]\n"
+	}
+	x86Only := nodeClass("x86", amiTerms("amiFamily: AL2023\namiSelectorTerms:\n  - id: "+al2023x86+"\n"))
+	windows := nodeClass("windows", windowsSpec(winRole))
+	testRule(t, "nodepool-no-matching-ami", []ruleCase{
+		{name: "alias-serves-both", in: docs(nodeClass("default", eksSpec), poolWith("arm", "default", arch("arm64"))), facts: clusterFacts()},
+		{name: "x86-pool-x86-images", in: docs(x86Only, poolWith("x86", "x86", arch("amd64"))), facts: clusterFacts()},
+		{name: "arm-pool-x86-images", fires: 1, in: docs(x86Only, poolWith("arm", "x86", arch("arm64"))), facts: clusterFacts()},
+		{name: "arm-pool-windows", fires: 1, in: docs(windows, poolWith("arm", "windows", arch("arm64"))), facts: clusterFacts()},
+		{name: "linux-pool-windows", fires: 1, in: docs(windows, poolWith("linux", "windows", "- key: kubernetes.io/os\n  operator: In\n  values: [linux]\n")), facts: clusterFacts()},
+		{name: "images-unknown", in: docs(x86Only, poolWith("arm", "x86", arch("arm64"))), facts: clusterFacts(without("images")), notEvaluated: "not in the facts snapshot: images"},
+	})
+}

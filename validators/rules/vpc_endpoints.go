@@ -1,0 +1,131 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/validators"
+)
+
+// This file holds what the two endpoint rules share: which VPC endpoints serve a subnet without a way
+// out of the VPC.
+
+// endpointService returns the service name of an AWS service's endpoints in the cluster's region.
+func endpointService(cl *facts.Cluster, svc string) string {
+	if cl.Partition == "aws-cn" {
+		return "cn.com.amazonaws." + cl.Region + "." + svc
+	}
+	return "com.amazonaws." + cl.Region + "." + svc
+}
+
+// endpointFinder answers whether the VPC's endpoints serve a node subnet, reading each endpoint's
+// security groups once.
+type endpointFinder struct {
+	c         *validators.Context
+	cluster   *facts.Cluster
+	endpoints []facts.VPCEndpoint
+	nodeIDs   []string
+	groups    map[string][]facts.SecurityGroup
+}
+
+// interfaceFor tells whether an Interface endpoint of svc is usable from subnet cidr: available, with
+// private DNS (so the service's usual name resolves to it) and a group admitting 443 from the node
+// groups or the subnet. It returns what is wrong when it is not.
+func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, string, error) {
+	name := endpointService(f.cluster, svc)
+	best, why := verdictNo, "no "+svc+" interface endpoint ("+name+")"
+	for _, e := range f.endpoints {
+		if e.ServiceName != name || !strings.EqualFold(e.Type, "Interface") {
+			continue
+		}
+		switch {
+		case !strings.EqualFold(e.State, "available"):
+			why = fmt.Sprintf("%s endpoint %s is %s", svc, e.ID, e.State)
+			continue
+		case e.PrivateDNSEnabled == nil || !*e.PrivateDNSEnabled:
+			why = fmt.Sprintf("%s endpoint %s has private DNS off, so %s still resolves to the public service", svc, e.ID, svc)
+			continue
+		}
+		var groups []facts.SecurityGroup
+		for _, id := range e.SecurityGroupIDs {
+			gs, err := f.groupsOf(id)
+			if err != nil {
+				return verdictNo, "", err
+			}
+			groups = append(groups, gs...)
+		}
+		switch permits(groups, false, 443, f.nodeIDs, []netip.Prefix{cidr}) {
+		case verdictYes:
+			return verdictYes, "", nil
+		case verdictMaybe:
+			best, why = verdictMaybe, fmt.Sprintf("%s endpoint %s may not admit TCP 443 from the nodes (a prefix list, or rules the guard could not read)", svc, e.ID)
+		default:
+			if best == verdictNo {
+				why = fmt.Sprintf("%s endpoint %s's groups %s admit no TCP 443 from the node groups or %s", svc, e.ID, strings.Join(e.SecurityGroupIDs, ", "), cidr)
+			}
+		}
+	}
+	return best, why, nil
+}
+
+// gatewayFor reports whether an available Gateway endpoint of svc is in the subnet's route table.
+func (f *endpointFinder) gatewayFor(svc, table string) bool {
+	name := endpointService(f.cluster, svc)
+	return slices.ContainsFunc(f.endpoints, func(e facts.VPCEndpoint) bool {
+		return e.ServiceName == name && strings.EqualFold(e.Type, "Gateway") && strings.EqualFold(e.State, "available") && slices.Contains(e.RouteTableIDs, table)
+	})
+}
+
+func (f *endpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
+	if gs, ok := f.groups[id]; ok {
+		return gs, nil
+	}
+	gs, err := f.c.Facts.SecurityGroups(f.c, facts.SelectorTerm{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	f.groups[id] = gs
+	return gs, nil
+}
+
+// isolatedSubnets returns the class's node subnets with no way out of the VPC (with their CIDRs),
+// the subnets whose routes or CIDR are unknown, and what the endpoint rules need to judge them.
+func isolatedSubnets(c *validators.Context, o *objects.Object) (isolated []facts.Subnet, unknown []string, f *endpointFinder, err error) {
+	if err := requireIPv4(c); err != nil {
+		return nil, nil, nil, err
+	}
+	subnets, err := selectedSubnets(c, o)
+	if err != nil || len(subnets) == 0 {
+		return nil, nil, nil, err
+	}
+	for _, s := range subnets {
+		e, ok := egressOf(o, s, nil)
+		if _, cidrOK := subnetCIDR(s); !ok || !cidrOK {
+			unknown = append(unknown, s.ID)
+			continue
+		}
+		if e.kind == egressNone {
+			isolated = append(isolated, s)
+		}
+	}
+	if len(isolated) == 0 {
+		return nil, unknown, nil, nil
+	}
+	cl, err := c.Facts.Cluster(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	eps, err := c.Facts.VPCEndpoints(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	groups, err := selectedGroups(c, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return isolated, unknown, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}}, nil
+}
