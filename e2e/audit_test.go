@@ -368,14 +368,24 @@ func TestAWSAuthNotReadable(t *testing.T) {
 // land in the ClusterPolicyReport.
 func TestAuditReportsJoinReadiness(t *testing.T) {
 	for _, tc := range []struct {
-		dir, cluster, region, want string
+		name, dir, cluster, region, want string
+		// manifests are applied after aws-auth; nil: the example's karpenter.yaml.
+		manifests []string
 	}{
-		{"untrusted-node-role", "ledger", "us-west-2", "default/node-role-trust-policy"},
-		{"controller-cannot-pass-role", "media", "eu-central-1", "gpu/controller-launch-permissions"},
+		{"untrusted-node-role", "clusters/untrusted-node-role", "ledger", "us-west-2", "default/node-role-trust-policy", nil},
+		{"controller-cannot-pass-role", "clusters/controller-cannot-pass-role", "media", "eu-central-1", "gpu/controller-launch-permissions", nil},
+		{"isolated-subnet-no-ec2-endpoint", "clusters/isolated-subnet-no-ec2-endpoint", "payments", "eu-west-2", "payments/subnet-missing-vpc-endpoints", nil},
+		// A NodePool whose instance family does not exist, stored beside the production class.
+		{"nodepool-family-typo", "production", "prod-eks", "us-east-1", "general-purpose/nodepool-requirements-unsatisfiable",
+			[]string{"../examples/production/ec2nodeclass.yaml", "../examples/production/nodepool.yaml", "testdata/nodepools/family-typo.yaml"}},
 	} {
-		t.Run(tc.dir, func(t *testing.T) {
-			dir := filepath.Join("..", "examples", "clusters", tc.dir)
-			world(t, filepath.Join(dir, "cluster-facts.yaml"), "", filepath.Join(dir, "aws-auth.yaml"), filepath.Join(dir, "karpenter.yaml"))
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join("..", "examples", tc.dir)
+			manifests := tc.manifests
+			if manifests == nil {
+				manifests = []string{filepath.Join(dir, "karpenter.yaml")}
+			}
+			world(t, filepath.Join(dir, "cluster-facts.yaml"), "", append([]string{filepath.Join(dir, "aws-auth.yaml")}, manifests...)...)
 			env.stopGuard()
 			env.removeWebhooks(t)
 			env.kubectl(t, "", "delete", "clusterpolicyreports,policyreports", "-A", "--all")

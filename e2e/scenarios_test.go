@@ -155,7 +155,12 @@ func TestFieldReportClustersAreRefused(t *testing.T) {
 	}{
 		{"config-map-mode", "karpenter.yaml", []string{"EC2NodeClass/default: node-role-not-authorized"}, []string{"nodepool-nodeclass-missing"}},
 		{"api-mode", "ec2nodeclasses.yaml", []string{"EC2NodeClass/batch: node-role-access-entry-type", "EC2NodeClass/legacy: node-role-not-authorized"}, []string{"al2023-hybrid-auth"}},
-		{"network-and-ami", "karpenter.yaml", []string{"EC2NodeClass/legacy-al2: ami-family-eol"}, []string{"subnet-public", "spot-service-linked-role-missing"}},
+		// The general class selects a public subnet whose instances get no public IP: nothing leaves the
+		// VPC from there and no EC2 endpoint serves it.
+		{"network-and-ami", "karpenter.yaml", []string{"EC2NodeClass/legacy-al2: ami-family-eol", "EC2NodeClass/general: subnet-missing-vpc-endpoints"},
+			[]string{"subnet-public", "subnet-missing-registry-endpoints", "spot-service-linked-role-missing"}},
+		// A private cluster's isolated node subnets have ECR, STS and S3 endpoints but none for EC2.
+		{"isolated-subnet-no-ec2-endpoint", "karpenter.yaml", []string{"EC2NodeClass/payments: subnet-missing-vpc-endpoints"}, []string{"nodepool-nodeclass-missing"}},
 		// The node role's trust policy names eks.amazonaws.com: EC2 cannot hand its credentials to the
 		// instances. The webhook learns the controller's role from the ServiceAccount's IRSA annotation.
 		{"untrusted-node-role", "karpenter.yaml", []string{"EC2NodeClass/default: node-role-trust-policy"}, []string{"nodepool-nodeclass-missing"}},
@@ -191,6 +196,15 @@ func TestFieldReportClustersAreRefused(t *testing.T) {
 			if r := apply(t, filepath.Join(dir, f)); r.code != 0 || strings.Contains(r.stderr, "Warning") {
 				t.Errorf("%s: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
 			}
+		}
+		// A NodePool whose instance family does not exist is refused against the stored class, with
+		// the nearest real families in the message.
+		r := apply(t, filepath.Join("testdata", "nodepools", "family-typo.yaml"))
+		if r.code == 0 || !sameSet(denials(t, r), []string{"NodePool/general-purpose: nodepool-requirements-unsatisfiable"}) {
+			t.Errorf("refused %v (exit %d), want the typo refused\n%s", denials(t, r), r.code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "karpenter.k8s.aws/instance-family In [m9]") || !strings.Contains(r.stderr, "the nearest real values of karpenter.k8s.aws/instance-family are m") {
+			t.Errorf("the refusal does not name the requirement and the nearest real families:\n%s", r.stderr)
 		}
 	})
 }

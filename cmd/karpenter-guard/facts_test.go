@@ -63,6 +63,9 @@ func TestFieldReportScenarios(t *testing.T) {
 		"batch-spot/spot-service-linked-role-missing": "aws iam create-service-linked-role --aws-service-name spot.amazonaws.com",
 		"default/node-role-trust-policy":              `aws iam update-assume-role-policy --role-name KarpenterNodeRole-ledger --policy-document '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}'`,
 		"gpu/controller-launch-permissions":           `"Action":"iam:PassRole","Resource":"arn:aws:iam::555566667777:role/media-gpu-nodes","Condition":{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}`,
+		"general/subnet-missing-vpc-endpoints":        "--service-name com.amazonaws.us-east-1.ec2",
+		"general/subnet-missing-registry-endpoints":   "--service-name com.amazonaws.us-east-1.ecr.api",
+		"payments/subnet-missing-vpc-endpoints":       "--service-name com.amazonaws.eu-west-2.ec2",
 	}
 	got := rulesFired(r)
 	for k, fix := range want {

@@ -357,6 +357,9 @@ func serveFacts(ctx context.Context, o *serveOptions, cfg *config.Config, kube c
 	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
 		ctrl.Log.Error(err, "no AWS credentials: every fact from AWS is unknown until EKS Pod Identity or IRSA gives the service account a role")
 	}
+	// The region's instance types take several pages to read: fetch them now, so that the first
+	// NodePool review finds them in the cache instead of waiting for them past aws.timeout.
+	go func() { _, _ = p.InstanceTypes(ctx) }()
 	return p, p.Close, nil
 }
 
