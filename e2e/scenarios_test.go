@@ -158,7 +158,7 @@ func TestFieldReportClustersAreRefused(t *testing.T) {
 		// The general class selects a public subnet whose instances get no public IP: nothing leaves the
 		// VPC from there and no EC2 endpoint serves it.
 		{"network-and-ami", "karpenter.yaml", []string{"EC2NodeClass/legacy-al2: ami-family-eol", "EC2NodeClass/general: subnet-missing-vpc-endpoints"},
-			[]string{"subnet-public", "subnet-missing-registry-endpoints", "spot-service-linked-role-missing"}},
+			[]string{"subnet-public", "subnet-missing-registry-endpoints", "spot-service-linked-role-missing", "nodepool-nodeclass-missing"}},
 		// A private cluster's isolated node subnets have ECR, STS and S3 endpoints but none for EC2.
 		{"isolated-subnet-no-ec2-endpoint", "karpenter.yaml", []string{"EC2NodeClass/payments: subnet-missing-vpc-endpoints"}, []string{"nodepool-nodeclass-missing"}},
 		// The node role's trust policy names eks.amazonaws.com: EC2 cannot hand its credentials to the
