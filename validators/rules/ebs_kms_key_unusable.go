@@ -102,7 +102,7 @@ func kmsKeyUses(c *validators.Context, o *objects.Object) ([]kmsKeyUse, error) {
 				defField, defLine, defDevice = field, o.Fields.Line("spec", "blockDeviceMappings", i, "ebs"), deviceLabel(o, i)
 			}
 			needDefault = true
-		case b.EBS.Encrypted == nil && !needDefault && !maybeDefault:
+		case !needDefault && !maybeDefault: // encrypted left out or false: encrypted only by default
 			maybeDefault = true
 			defField, defLine, defDevice = field, o.Fields.Line("spec", "blockDeviceMappings", i, "ebs"), deviceLabel(o, i)
 		}
@@ -143,6 +143,9 @@ func kmsFinding(c *validators.Context, o *objects.Object, u kmsKeyUse, k *facts.
 		id = u.ref
 	}
 	region := keyRegion(k.ARN)
+	if region == "" {
+		region = keyRegion(u.ref)
+	}
 	cl, _ := c.Facts.Cluster(c)
 	switch {
 	case k.Found != nil && !*k.Found:

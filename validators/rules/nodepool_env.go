@@ -68,25 +68,48 @@ func classZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone
 	return zones, subnets, nil
 }
 
-// classArchitectures returns the architectures (amd64, arm64) of the images the class resolves.
+// classArchitectures returns the architectures (amd64, arm64) the class's AMIs serve: an alias each
+// architecture whose SSM parameter resolves (Karpenter picks the image by it), another term the
+// architectures of the images it selects.
 func classArchitectures(c *validators.Context, class *objects.Object) ([]string, error) {
 	var out []string
+	add := func(arch string) {
+		a := ""
+		switch arch {
+		case "x86_64":
+			a = "amd64"
+		case "arm64":
+			a = "arm64"
+		}
+		if a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
 	for _, t := range class.NodeClass.Spec.AMISelectorTerms {
+		if t.Alias != "" {
+			cl, err := c.Facts.Cluster(c)
+			if err != nil {
+				return nil, err
+			}
+			if cl.Version == "" {
+				return nil, facts.Unknown(facts.ClusterVersion, "not in the facts snapshot")
+			}
+			fam, ver, _ := strings.Cut(t.Alias, "@")
+			for arch, p := range facts.AliasParameters(strings.ToLower(fam), ver, cl.Version) {
+				if _, found, err := c.Facts.SSMParameter(c, p); err != nil {
+					return nil, err
+				} else if found {
+					add(arch)
+				}
+			}
+			continue
+		}
 		imgs, _, err := resolveTerm(c, t)
 		if err != nil {
 			return nil, err
 		}
 		for _, img := range imgs {
-			a := ""
-			switch img.Architecture {
-			case "x86_64":
-				a = "amd64"
-			case "arm64":
-				a = "arm64"
-			}
-			if a != "" && !slices.Contains(out, a) {
-				out = append(out, a)
-			}
+			add(img.Architecture)
 		}
 	}
 	sort.Strings(out)

@@ -10,6 +10,9 @@ func TestNodepoolNoMatchingAMI(t *testing.T) {
 	windows := nodeClass("windows", windowsSpec(winRole))
 	testRule(t, "nodepool-no-matching-ami", []ruleCase{
 		{name: "alias-serves-both", in: docs(nodeClass("default", eksSpec), poolWith("arm", "default", arch("arm64"))), facts: clusterFacts()},
+		// The alias's arm64 parameter resolves to an image the snapshot does not list: Karpenter would
+		// launch it all the same.
+		{name: "alias-parameter-without-image", in: docs(nodeClass("default", eksSpec), poolWith("arm", "default", arch("arm64"))), facts: clusterFacts(images(defaultImages()[0]))},
 		{name: "x86-pool-x86-images", in: docs(x86Only, poolWith("x86", "x86", arch("amd64"))), facts: clusterFacts()},
 		{name: "arm-pool-x86-images", fires: 1, in: docs(x86Only, poolWith("arm", "x86", arch("arm64"))), facts: clusterFacts()},
 		{name: "arm-pool-windows", fires: 1, in: docs(windows, poolWith("arm", "windows", arch("arm64"))), facts: clusterFacts()},

@@ -72,11 +72,12 @@ func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, s
 	return best, why, nil
 }
 
-// gatewayFor reports whether an available Gateway endpoint of svc is in the subnet's route table.
+// gatewayFor reports whether a Gateway endpoint of svc (available, or of unknown state) is in the
+// subnet's route table.
 func (f *endpointFinder) gatewayFor(svc, table string) bool {
 	name := endpointService(f.cluster, svc)
 	return slices.ContainsFunc(f.endpoints, func(e facts.VPCEndpoint) bool {
-		return e.ServiceName == name && strings.EqualFold(e.Type, "Gateway") && strings.EqualFold(e.State, "available") && slices.Contains(e.RouteTableIDs, table)
+		return e.ServiceName == name && strings.EqualFold(e.Type, "Gateway") && (e.State == "" || strings.EqualFold(e.State, "available")) && slices.Contains(e.RouteTableIDs, table)
 	})
 }
 
