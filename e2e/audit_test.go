@@ -286,7 +286,7 @@ func TestAuditPartialWhenAWSFails(t *testing.T) {
 	}
 }
 
-func decodeFacts(t *testing.T, path string) *facts.ClusterFacts {
+func decodeFacts(t testing.TB, path string) *facts.ClusterFacts {
 	t.Helper()
 	cf, err := facts.DecodeSnapshotFile([]byte(readFile(t, path)))
 	if err != nil {

@@ -39,7 +39,10 @@ func BenchmarkAudit10k(b *testing.B) {
 	c := adminClient(b)
 	reset(b)
 	env.removeWebhooks(b)
-	cf := corpus.WithIdentities(corpus.Facts(200, 50, 100))
+	// The network of a healthy cluster and every instance type us-east-1 offers (1,345): serve holds
+	// the whole table, as in a real region.
+	region := decodeFacts(b, "../validators/scheduling/testdata/instance-types-region.yaml")
+	cf := corpus.WithNetwork(corpus.WithIdentities(corpus.Facts(200, 50, 100)), *region.InstanceTypes)
 	env.fake.Clear("")
 	if err := env.fake.SetWorld(cf, corpus.Policies(cf)); err != nil {
 		b.Fatal(err)
