@@ -149,6 +149,17 @@ type SimulationRow struct {
 	Actions   []string
 	Resources []string
 	Context   map[string][]string
+	// digest is the row's Digest once Keyed has computed it, "" before.
+	digest string
+}
+
+// Keyed returns the row carrying its digest, so that Digest answers without hashing and providers
+// remember their answers by it: for rows that are kept and asked again, as the controller's rows of an
+// unchanged EC2NodeClass are. Change none of the keyed row's fields, nor what its slices and map hold:
+// the digest it carries would no longer be its own.
+func (r SimulationRow) Keyed() SimulationRow {
+	r.digest = r.Digest()
+	return r
 }
 
 // Questions returns the row's questions, for each action each resource.
@@ -164,8 +175,12 @@ func (r SimulationRow) Questions() []SimulationQuestion {
 
 // Digest is a short digest of Key (SHA-256, hex): what a cache of many rows keeps, since a row's key
 // holds every question's context and runs to kilobytes. It hashes the questions' keys as it makes
-// them, and the context's canonical form once for the whole row.
+// them, and the context's canonical form once for the whole row. A keyed row returns the digest it
+// carries.
 func (r SimulationRow) Digest() string {
+	if r.digest != "" {
+		return r.digest
+	}
 	h := sha256.New()
 	r.eachKey(func(k string) {
 		_, _ = io.WriteString(h, k)

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -79,6 +80,67 @@ func TestSnapshotSimulate(t *testing.T) {
 	}
 	if _, err := NewSnapshot(&ClusterFacts{}).Simulate(ctx, row); !IsUnknown(err) || Reason(err) != notInSnapshot {
 		t.Errorf("no simulations section: %v, want unknown %q", err, notInSnapshot)
+	}
+}
+
+// TestSnapshotSimulateKeyedRow: a keyed row carries the digest of the row it was made from, and the
+// snapshot answers it as it answers the row, from memory when asked again; a keyed row of the same
+// digest spelled otherwise gets answers spelled its own way, and rows past the memory's bound are
+// still answered.
+func TestSnapshotSimulateKeyedRow(t *testing.T) {
+	ctx := context.Background()
+	tags := map[string][]string{"aws:RequestTag/team": {"a"}, ContextTagKeys: {"team"}}
+	cf := &ClusterFacts{Simulations: &[]Simulation{
+		{Principal: controllerARN, Action: "ec2:CreateFleet", Resource: "arn:aws:ec2:us-east-1:111122223333:fleet/*", Context: tags, Decision: DecisionAllowed},
+		{Principal: controllerARN, Action: "ec2:RunInstances", Resource: "arn:aws:ec2:us-east-1:111122223333:fleet/*", Context: tags, Decision: DecisionImplicitDeny, MissingContextValues: []string{"aws:SourceVpce"}},
+	}}
+	row := SimulationRow{Principal: controllerARN, Actions: []string{"ec2:CreateFleet", "ec2:RunInstances"},
+		Resources: []string{"arn:aws:ec2:us-east-1:111122223333:fleet/*", "arn:aws:ec2:us-east-1:111122223333:instance/*"}, Context: tags}
+	keyed := row.Keyed()
+	if keyed.Digest() != row.Digest() || keyed.Key() != row.Key() {
+		t.Fatalf("the keyed row has another digest or key than its row")
+	}
+	s := NewSnapshot(cf)
+	want, err := s.Simulate(ctx, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 4 || want[0].Decision != DecisionAllowed || want[2].Decision != DecisionImplicitDeny || want[1].Decision != "" {
+		t.Fatalf("the row's answers: %+v", want)
+	}
+	for i := range 2 {
+		got, err := s.Simulate(ctx, keyed)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("keyed row, asked %d times: %+v, %v\nwant %+v", i+1, got, err, want)
+		}
+	}
+	// The same questions in IAM's eyes, spelled otherwise: one digest, its own spelling in the answers.
+	respelled := SimulationRow{Principal: row.Principal, Actions: []string{"EC2:CreateFleet", "EC2:RunInstances"}, Resources: row.Resources,
+		Context: map[string][]string{"AWS:RequestTag/team": {"a"}, ContextTagKeys: {"team"}}}.Keyed()
+	if respelled.Digest() != keyed.Digest() {
+		t.Fatalf("respelled row: another digest")
+	}
+	got, err := s.Simulate(ctx, respelled)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("respelled row: %+v, %v", got, err)
+	}
+	for i := range got {
+		if got[i].Action != respelled.Actions[i/2] || got[i].Decision != want[i].Decision {
+			t.Errorf("respelled answer %d: %s %q, want %s %q", i, got[i].Action, got[i].Decision, respelled.Actions[i/2], want[i].Decision)
+		}
+	}
+	// Past the bound, keyed rows are answered without being remembered.
+	for i := range maxMemoRows + 10 {
+		r := SimulationRow{Principal: controllerARN, Actions: []string{"ec2:CreateFleet"}, Resources: []string{fmt.Sprintf("arn:aws:ec2:us-east-1:111122223333:fleet/%d", i)}, Context: tags}.Keyed()
+		if got, err := s.Simulate(ctx, r); err != nil || len(got) != 1 || got[0].Decision != "" || got[0].Resource != r.Resources[0] {
+			t.Fatalf("row %d: %+v, %v", i, got, err)
+		}
+	}
+	if n := s.rowAnswers.size.Load(); n != maxMemoRows {
+		t.Errorf("the snapshot remembers %d rows, want its bound %d", n, maxMemoRows)
+	}
+	if got, _ := s.Simulate(ctx, keyed); !reflect.DeepEqual(got, want) {
+		t.Errorf("a remembered row past the bound: %+v", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,6 +386,9 @@ type Snapshot struct {
 	awsAuth *AWSAuthData
 	// simulations indexes the simulations section by SimulationQuestion.Key.
 	simulations map[string]*Simulation
+	// rowAnswers remembers the answers to keyed rows (SimulationRow.Keyed) by digest, as selections
+	// remembers selections (see Simulate).
+	rowAnswers termMemo
 	// roles, profiles and principals index the names of the roles and instance profiles and the
 	// principals of the access entries (see foldIndex).
 	roles, profiles, principals foldIndex
@@ -625,28 +629,68 @@ func (s *Snapshot) VPCCNI(ctx context.Context) (*CNI, error) {
 }
 
 // Simulate implements Provider: each question is looked up by its key; one without an entry is
-// answered with an empty Decision (unknown).
+// answered with an empty Decision (unknown). A keyed row (SimulationRow.Keyed) is answered from
+// memory when the snapshot answered it before, at most maxMemoRows rows: the webhook and the audit
+// ask the same rows of every unchanged EC2NodeClass on every evaluation. Those answers are shared:
+// read them, never modify them.
 func (s *Snapshot) Simulate(ctx context.Context, row SimulationRow) ([]Simulation, error) {
 	if err := s.Known(ctx, Simulations); err != nil {
 		return nil, err
 	}
-	qs := row.Questions()
-	out := make([]Simulation, len(qs))
-	for i, q := range qs {
-		if sim := s.simulations[q.Key()]; sim != nil {
-			out[i] = q.Answer(sim.Decision, sim.MissingContextValues)
-		} else {
-			out[i] = q.Answer("", nil)
+	if row.digest == "" {
+		return s.answer(row), nil
+	}
+	if v, ok := s.rowAnswers.answers.Load(row.digest); ok {
+		// Rows of one digest ask the same questions. Answers name the principal, actions and resources
+		// as the row that asked spelled them, so they are reused only for a row that spells them
+		// alike; their context is the first row's, equal to this one's in canonical form.
+		if a := v.(*answeredRow); a.row.Principal == row.Principal && slices.Equal(a.row.Actions, row.Actions) && slices.Equal(a.row.Resources, row.Resources) {
+			return a.sims, nil
 		}
 	}
-	return out, nil
+	sims := s.answer(row)
+	if s.rowAnswers.size.Load() < maxMemoRows {
+		if _, loaded := s.rowAnswers.answers.LoadOrStore(row.digest, &answeredRow{row: row, sims: sims}); !loaded {
+			s.rowAnswers.size.Add(1)
+		}
+	}
+	return sims, nil
 }
 
-// termMemo remembers what a selector term selected in an immutable snapshot. It holds at most
-// maxMemoTerms answers, so that a stream of distinct terms cannot grow it without bound; past that,
-// answers are computed and not kept.
+// maxMemoRows is how many keyed rows a snapshot remembers the answers to: the rows of about 40
+// EC2NodeClasses, each a few KiB with the row's context the answers share.
+const maxMemoRows = 1024
+
+// answeredRow is a keyed row the snapshot answered, and its answers.
+type answeredRow struct {
+	row  SimulationRow
+	sims []Simulation
+}
+
+// answer looks each question of the row up by its key, the row's context put in canonical form once
+// for all its questions.
+func (s *Snapshot) answer(row SimulationRow) []Simulation {
+	out := make([]Simulation, 0, len(row.Actions)*len(row.Resources))
+	ctx := contextKey(row.Context)
+	for _, a := range row.Actions {
+		for _, res := range row.Resources {
+			q := SimulationQuestion{Principal: row.Principal, Action: a, Resource: res, Context: row.Context}
+			if sim := s.simulations[questionKey(row.Principal, a, res, ctx)]; sim != nil {
+				out = append(out, q.Answer(sim.Decision, sim.MissingContextValues))
+			} else {
+				out = append(out, q.Answer("", nil))
+			}
+		}
+	}
+	return out
+}
+
+// termMemo remembers what a selector term selected in an immutable snapshot (or, as rowAnswers, the
+// answers to keyed simulation rows, at most maxMemoRows). It holds at most maxMemoTerms answers, so
+// that a stream of distinct terms cannot grow it without bound; past that, answers are computed and
+// not kept.
 type termMemo struct {
-	answers sync.Map // key → selection (a slice); never changes once stored
+	answers sync.Map // key → selection (a slice) or *answeredRow; never changes once stored
 	size    atomic.Int64
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
-	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -49,90 +48,105 @@ type controllerRowSet struct {
 	who     string
 	rows    []controllerRow
 	unasked []unaskedRow
+	// launch and degraded are rows split by the rule that asks them (controller-launch-permissions,
+	// controller-runtime-permissions), each with its permission rows, split once for every evaluation
+	// that reads the set.
+	launch, degraded ruleRows
 	// err is set when no row can be built (the controller's role or the cluster is unknown, or the
 	// role is cross-account).
 	err error
 }
 
+// ruleRows are the rows of one of the two rules: asked[i] is rows[i].permissionRow.
+type ruleRows struct {
+	rows  []controllerRow
+	asked []permissionRow
+}
+
+// forRule returns the rows of controller-runtime-permissions when degraded, else those of
+// controller-launch-permissions.
+func (s *controllerRowSet) forRule(degraded bool) ruleRows {
+	if degraded {
+		return s.degraded
+	}
+	return s.launch
+}
+
 // controllerRowSets are the rows of each EC2NodeClass, for one evaluation: both rules read them.
 var controllerRowSets = &validators.Analysis[*objects.Object, controllerRowSet]{Name: "controller permission rows"}
 
-// controllerRows returns the controller table's rows for an EC2NodeClass, once per evaluation.
+// controllerRows returns the controller table's rows for an EC2NodeClass, once per evaluation, and
+// from the catalog's memory when what they are built from has not changed.
 func controllerRows(c *validators.Context, o *objects.Object) controllerRowSet {
-	return validators.Memo(c, controllerRowSets, o, func() controllerRowSet { return buildControllerRows(c, o) })
+	return validators.Memo(c, controllerRowSets, o, func() controllerRowSet {
+		return rememberedControllerRows(c, o, validators.Shared(c, controllerRowCache))
+	})
 }
 
-// buildControllerRows builds the rows: it asks the controller's role, the cluster, the node role, the
-// images the AMI terms resolve to, the subnets and security groups the class selects, and reads the
-// NodePools that reference the class. askAhead asks the same questions through the same function.
+// buildControllerRows builds the rows afresh: it asks the controller's role, the cluster, the node
+// role, the images the AMI terms resolve to, the subnets and security groups the class selects, and
+// reads the NodePools that reference the class (controllerInputsOf).
 func buildControllerRows(c *validators.Context, o *objects.Object) controllerRowSet {
-	ctrl, err := c.Facts.KarpenterController(c)
+	in, err := controllerInputsOf(c, o)
 	if err != nil {
 		return controllerRowSet{err: err}
 	}
-	if ctrl.TargetRoleARN != "" {
-		return controllerRowSet{err: facts.Unknown(facts.KarpenterController, "cross-account role: not simulable")}
-	}
-	cl, err := c.Facts.Cluster(c)
-	if err != nil {
-		return controllerRowSet{err: err}
-	}
-	for _, f := range []struct{ name, value string }{{"name", cl.Name}, {"region", cl.Region}, {"partition", cl.Partition}, {"accountID", cl.AccountID}} {
-		if f.value == "" {
-			return controllerRowSet{err: facts.Unknown(facts.Fact("cluster."+f.name), "not in the facts snapshot")}
-		}
-	}
+	return in.rows()
+}
+
+// rows builds the rows of the class the inputs were read from.
+func (in *controllerInputs) rows() controllerRowSet {
 	b := &rowBuilder{
-		set:       controllerRowSet{who: "the Karpenter controller role " + ctrl.RoleARN},
-		seen:      map[string]bool{},
-		principal: ctrl.RoleARN,
-		class:     o.Name,
-		policy: controllerPolicy{
-			partition: cl.Partition, region: cl.Region, account: cl.AccountID, cluster: cl.Name,
-			role: lastSegment(ctrl.RoleARN),
-		},
+		set:    controllerRowSet{who: "the Karpenter controller role " + in.principal},
+		seen:   map[string]bool{},
+		in:     in,
+		policy: in.policy,
 	}
-	spec := o.NodeClass.Spec
-	pools := poolsServing(c, o)
-
-	b.passRole(c, o)
-	for _, p := range pools {
-		b.launchWithTags(p, b.tags(o, p.name))
+	b.passRole()
+	for _, p := range in.pools {
+		b.launchWithTags(p, b.tags(p.name))
 	}
-	b.launchTargets(c, o)
+	b.launchTargets()
 	b.describes()
-	b.amiParameters(o, cl.Version)
-	if spec.Role != "" {
-		b.instanceProfile(o)
+	b.amiParameters()
+	if in.specRole != "" {
+		b.instanceProfile()
 	}
-	if family(o.NodeClass) == userdata.FamilyAL2023 {
-		b.describeCluster(o)
+	if in.al2023 {
+		b.describeCluster()
 	}
-
-	b.runtime(c, o, pools)
+	b.runtime()
+	for _, r := range b.set.rows {
+		rr := &b.set.launch
+		if r.degraded() {
+			rr = &b.set.degraded
+		}
+		rr.rows = append(rr.rows, r)
+		rr.asked = append(rr.asked, r.permissionRow)
+	}
 	return b.set
 }
 
 // runtime adds D1–D6: cleaning up instance profiles, instances and launch templates, the Describe and
 // pricing calls, the tagging controller's tags and the interruption queue.
-func (b *rowBuilder) runtime(c *validators.Context, o *objects.Object, pools []servingPool) {
-	spec := o.NodeClass.Spec
+func (b *rowBuilder) runtime() {
+	in := b.in
 	b.add(controllerRow{permissionRow: permissionRow{
 		ID:     "D1",
 		Row:    b.row([]string{"iam:ListInstanceProfiles"}, []string{"*"}, nil),
 		Effect: "deleting the EC2NodeClass hangs on its finalizer, and the instance profiles Karpenter created are never garbage-collected",
 		Fix:    b.policy.listInstanceProfiles(),
 	}, field: classField()})
-	if spec.Role != "" {
+	if in.specRole != "" {
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID:     "D2",
-			Row:    b.row([]string{"iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"}, []string{b.policy.instanceProfiles()}, simContext{}.resourceTags(b.profileTags(o))),
+			Row:    b.row([]string{"iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"}, []string{b.policy.instanceProfiles()}, simContext{}.resourceTags(b.profileTags())),
 			Effect: "changing spec.role or deleting the EC2NodeClass fails: Karpenter cannot take the role out of its instance profile or delete the profile, and the class's finalizer hangs",
 			Fix:    b.policy.instanceProfileActions(),
 		}, field: []any{"spec", "role"}})
 	}
-	for _, p := range pools {
-		t := b.tags(o, p.name)
+	for _, p := range in.pools {
+		t := b.tags(p.name)
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID:     "D3",
 			Row:    b.row([]string{"ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"}, []string{b.ec2("instance/*"), b.ec2("launch-template/*")}, simContext{}.resourceTags(t).region(b.policy.region)),
@@ -145,7 +159,7 @@ func (b *rowBuilder) runtime(c *validators.Context, o *objects.Object, pools []s
 		{"ec2:DescribeInstances", "instance garbage collection fails: instances left behind by deleted NodeClaims keep running (and billing)"},
 		{"ec2:DescribeInstanceStatus", "nodes whose instances fail EC2 status checks or have scheduled events are not cordoned and drained"},
 	}
-	if slices.ContainsFunc(pools, func(p servingPool) bool { return p.spot }) {
+	if slices.ContainsFunc(in.pools, func(p servingPool) bool { return p.spot }) {
 		describes = append(describes, struct{ action, effect string }{"ec2:DescribeSpotPriceHistory", "spot prices are not updated and Karpenter falls back to its built-in price table, so it picks spot instances on stale prices"})
 	}
 	for _, d := range describes {
@@ -162,15 +176,15 @@ func (b *rowBuilder) runtime(c *validators.Context, o *objects.Object, pools []s
 		Effect: "on-demand price updates fail and Karpenter falls back to its built-in price table, so its cost decisions use stale prices",
 		Fix:    b.policy.pricingRead(),
 	}, field: classField()})
-	for _, p := range pools {
+	for _, p := range in.pools {
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID:     "D5",
-			Row:    b.row([]string{"ec2:CreateTags"}, []string{b.ec2("instance/*")}, simContext{}.resourceTags(b.tags(o, p.name)).region(b.policy.region).with(facts.ContextTagKeys, taggingControllerKeys()...)),
+			Row:    b.row([]string{"ec2:CreateTags"}, []string{b.ec2("instance/*")}, simContext{}.resourceTags(b.tags(p.name)).region(b.policy.region).with(facts.ContextTagKeys, taggingControllerKeys()...)),
 			Effect: fmt.Sprintf("the tagging controller cannot add the Name and karpenter.sh/nodeclaim tags to the nodes of %s", poolPhrase(p.name)),
 			Fix:    b.policy.resourceTagging(),
 		}, field: classField()})
 	}
-	if q := interruptionQueue(c); q != "" {
+	if q := in.queue; q != "" {
 		arn := "arn:" + b.policy.partition + ":sqs:" + b.policy.region + ":" + b.policy.account + ":" + q
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID:     "D6",
@@ -186,34 +200,44 @@ func classField() []any { return []any{"metadata", "name"} }
 
 // rowBuilder collects the rows of one class, each once.
 type rowBuilder struct {
-	set       controllerRowSet
-	seen      map[string]bool
-	principal string
-	class     string
-	policy    controllerPolicy
+	set    controllerRowSet
+	seen   map[string]bool
+	in     *controllerInputs
+	policy controllerPolicy
 }
 
-// add adds a row unless the same questions were added already (two NodePools, one set of tags).
+// add adds a row unless the same questions were added already (two NodePools, one set of tags). Its
+// calls are keyed (facts.SimulationRow.Keyed): the row set is remembered and asked again, and the
+// digests serve as the row's key here.
 func (b *rowBuilder) add(r controllerRow) {
-	key := r.ID
-	for _, call := range r.calls() {
-		key += "\n" + call.Digest() // the row's key runs to kilobytes; the set keeps one per row
+	if len(r.Row.Resources) == 0 {
+		return
 	}
-	if b.seen[key] || len(r.Row.Resources) == 0 {
+	r.Row = r.Row.Keyed()
+	key := r.ID + "\n" + r.Row.Digest() // the row's key runs to kilobytes; the set keeps one per row
+	if len(r.Also) > 0 {
+		also := make([]facts.SimulationRow, len(r.Also))
+		for i, call := range r.Also {
+			also[i] = call.Keyed()
+			key += "\n" + also[i].Digest()
+		}
+		r.Also = also
+	}
+	if b.seen[key] {
 		return
 	}
 	b.seen[key] = true
 	b.set.rows = append(b.set.rows, r)
 }
 
-// unasked records that row id could not be built, because of err.
-func (b *rowBuilder) unasked(id string, err error) {
-	b.set.unasked = append(b.set.unasked, unaskedRow{id: id, reason: err.Error()})
+// unasked records that row id could not be built, because reason.
+func (b *rowBuilder) unasked(id, reason string) {
+	b.set.unasked = append(b.set.unasked, unaskedRow{id: id, reason: reason})
 }
 
 // row returns the simulator call for the controller role.
 func (b *rowBuilder) row(actions, resources []string, ctx simContext) facts.SimulationRow {
-	return facts.SimulationRow{Principal: b.principal, Actions: actions, Resources: resources, Context: ctx}
+	return facts.SimulationRow{Principal: b.in.principal, Actions: actions, Resources: resources, Context: ctx}
 }
 
 // ec2 returns arn:P:ec2:R:A:<resource>, an EC2 resource of the cluster's account and region.
@@ -224,23 +248,30 @@ func (b *rowBuilder) ec2(resource string) string {
 
 // tags returns T for a NodePool: the class's spec.tags with Karpenter's own tags over them
 // (pkg/utils/utils.go GetTags in aws/karpenter-provider-aws).
-func (b *rowBuilder) tags(o *objects.Object, pool string) map[string]string {
-	t := specTags(o)
+func (b *rowBuilder) tags(pool string) map[string]string {
+	t := b.classTags()
 	t[b.policy.clusterTag()] = "owned"
 	t["eks:eks-cluster-name"] = b.policy.cluster
 	t["karpenter.sh/nodepool"] = pool
-	t["karpenter.k8s.aws/ec2nodeclass"] = b.class
+	t["karpenter.k8s.aws/ec2nodeclass"] = b.in.class
 	return t
 }
 
 // profileTags returns T_ip, the tags of the instance profile Karpenter creates for spec.role
 // (EC2NodeClass.InstanceProfileTags).
-func (b *rowBuilder) profileTags(o *objects.Object) map[string]string {
-	t := specTags(o)
+func (b *rowBuilder) profileTags() map[string]string {
+	t := b.classTags()
 	t[b.policy.clusterTag()] = "owned"
 	t["eks:eks-cluster-name"] = b.policy.cluster
-	t["karpenter.k8s.aws/ec2nodeclass"] = b.class
+	t["karpenter.k8s.aws/ec2nodeclass"] = b.in.class
 	t["topology.kubernetes.io/region"] = b.policy.region
+	return t
+}
+
+// classTags returns a copy of the class's spec.tags, with room for Karpenter's.
+func (b *rowBuilder) classTags() map[string]string {
+	t := make(map[string]string, len(b.in.tags)+4)
+	maps.Copy(t, b.in.tags)
 	return t
 }
 
@@ -261,23 +292,23 @@ func specTags(o *objects.Object) map[string]string {
 }
 
 // passRole adds L1: passing the node role to EC2 with every launch.
-func (b *rowBuilder) passRole(c *validators.Context, o *objects.Object) {
-	r, err := resolveRole(c, o)
+func (b *rowBuilder) passRole() {
+	in := b.in
 	switch {
-	case err != nil:
-		b.unasked("L1", err)
+	case in.nodeRoleErr != "":
+		b.unasked("L1", in.nodeRoleErr)
 		return
-	case r.role == nil:
+	case in.nodeRole == "":
 		// No role to pass: node-role-not-found, instance-profile-not-found or instance-profile-no-role
 		// denies the class already, and no permission would make it launch.
 		return
 	}
 	b.add(controllerRow{permissionRow: permissionRow{
 		ID:     "L1",
-		Row:    b.row([]string{"iam:PassRole"}, []string{r.role.ARN}, simContext{"iam:PassedToService": {ec2Principal(b.policy.partition)}}),
+		Row:    b.row([]string{"iam:PassRole"}, []string{in.nodeRole}, simContext{"iam:PassedToService": {ec2Principal(b.policy.partition)}}),
 		Effect: `every launch fails: CreateFleet returns UnauthorizedOperation for iam:PassRole, and the NodeClaim shows "launching nodeclaim ... not authorized to perform: iam:PassRole"`,
-		Fix:    b.policy.passRole(r.role.ARN),
-	}, field: []any{"spec", strings.TrimPrefix(r.field, "spec.")}})
+		Fix:    b.policy.passRole(in.nodeRole),
+	}, field: []any{"spec", strings.TrimPrefix(in.nodeRoleField, "spec.")}})
 }
 
 // launchWithTags adds the rows whose context is the launch's tags for one NodePool: L2–L6.
@@ -325,39 +356,39 @@ func (b *rowBuilder) launchWithTags(p servingPool, t map[string]string) {
 // launchTargets adds L7: launching into the class's subnets and security groups, from the images its
 // AMI terms resolve to (every architecture) and their snapshots. Each of the three is its own row, so
 // that an unknown one leaves the others asked and a finding points at the selector concerned.
-func (b *rowBuilder) launchTargets(c *validators.Context, o *objects.Object) {
+func (b *rowBuilder) launchTargets() {
+	in := b.in
 	actions := []string{"ec2:CreateFleet", "ec2:RunInstances"}
 	region := simContext{}.region(b.policy.region)
 	fail := "fails with UnauthorizedOperation: the EC2NodeClass reports ValidationSucceeded=False (CreateFleetAuthCheckFailed) and NodeClaims never launch"
-	if subnets, err := selectedSubnets(c, o); err != nil {
-		b.unasked("L7", err)
+	if in.subnetsErr != "" {
+		b.unasked("L7", in.subnetsErr)
 	} else {
-		arns := make([]string, len(subnets))
-		for i, s := range subnets {
+		arns := make([]string, len(in.subnets))
+		for i, s := range in.subnets {
 			arns[i] = b.ec2("subnet/" + s.ID)
 		}
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID: "L7", Row: b.row(actions, arns, region), Effect: "every launch into a denied subnet " + fail, Fix: b.policy.instanceAccess(),
 		}, field: []any{"spec", "subnetSelectorTerms"}})
 	}
-	if groups, err := selectedGroups(c, o); err != nil {
-		b.unasked("L7", err)
+	if in.groupsErr != "" {
+		b.unasked("L7", in.groupsErr)
 	} else {
-		arns := make([]string, len(groups))
-		for i, g := range groups {
+		arns := make([]string, len(in.groups))
+		for i, g := range in.groups {
 			arns[i] = b.ec2("security-group/" + g.ID)
 		}
 		b.add(controllerRow{permissionRow: permissionRow{
 			ID: "L7", Row: b.row(actions, arns, region), Effect: "every launch puts all of the class's security groups on the node, so every launch " + fail, Fix: b.policy.instanceAccess(),
 		}, field: []any{"spec", "securityGroupSelectorTerms"}})
 	}
+	if in.imagesErr != "" {
+		b.unasked("L7", in.imagesErr)
+		return
+	}
 	var arns []string
-	for _, t := range o.NodeClass.Spec.AMISelectorTerms {
-		imgs, _, err := resolveTerm(c, t)
-		if err != nil {
-			b.unasked("L7", err)
-			return
-		}
+	for _, imgs := range in.images {
 		for _, img := range imgs {
 			arn := "arn:" + b.policy.partition + ":ec2:" + b.policy.region + "::image/" + img.ID
 			if !slices.Contains(arns, arn) {
@@ -387,25 +418,25 @@ func (b *rowBuilder) describes() {
 
 // amiParameters adds L9: reading the SSM parameters an alias resolves through (for the cluster's
 // Kubernetes version) and those the ssmParameter terms name.
-func (b *rowBuilder) amiParameters(o *objects.Object, k8s string) {
+func (b *rowBuilder) amiParameters() {
 	p := b.policy
 	var public, own []string
-	for _, t := range o.NodeClass.Spec.AMISelectorTerms {
+	for _, t := range b.in.amiTerms {
 		switch {
-		case t.Alias != "":
-			if k8s == "" {
-				b.unasked("L9", facts.Unknown(facts.ClusterVersion, "not in the facts snapshot"))
+		case t.alias != "":
+			if b.in.k8s == "" {
+				b.unasked("L9", facts.Unknown(facts.ClusterVersion, "not in the facts snapshot").Error())
 				continue
 			}
-			fam, ver, _ := strings.Cut(t.Alias, "@")
-			params := facts.AliasParameters(strings.ToLower(fam), ver, k8s)
+			fam, ver, _ := strings.Cut(t.alias, "@")
+			params := facts.AliasParameters(strings.ToLower(fam), ver, b.in.k8s)
 			for _, arch := range []string{"x86_64", "arm64"} {
 				if name, ok := params[arch]; ok {
 					public = append(public, "arn:"+p.partition+":ssm:"+p.region+"::parameter"+name)
 				}
 			}
-		case t.SSMParameter != "":
-			own = append(own, p.parameterARN(t.SSMParameter))
+		case t.ssmParameter != "":
+			own = append(own, p.parameterARN(t.ssmParameter))
 		}
 	}
 	b.add(controllerRow{permissionRow: permissionRow{
@@ -437,10 +468,10 @@ func (p controllerPolicy) parameterARN(name string) string {
 // instanceProfile adds L10 and L11: creating, tagging and filling the instance profile Karpenter
 // makes for spec.role. GetInstanceProfile, CreateInstanceProfile and TagInstanceProfile are granted by
 // three statements, so they are three rows.
-func (b *rowBuilder) instanceProfile(o *objects.Object) {
-	t := b.profileTags(o)
+func (b *rowBuilder) instanceProfile() {
+	t := b.profileTags()
 	profiles := []string{b.policy.instanceProfiles()}
-	role := o.NodeClass.Spec.Role
+	role := b.in.specRole
 	effect := fmt.Sprintf("Karpenter cannot create the instance profile for role %s: InstanceProfileReady stays Unknown, the EC2NodeClass never becomes Ready and nothing launches", role)
 	field := []any{"spec", "role"}
 	b.add(controllerRow{permissionRow: permissionRow{
@@ -462,10 +493,10 @@ func (b *rowBuilder) instanceProfile(o *objects.Object) {
 
 // describeCluster adds L12: AL2023's NodeConfig needs the cluster's service CIDR, which Karpenter reads
 // with DescribeCluster.
-func (b *rowBuilder) describeCluster(o *objects.Object) {
+func (b *rowBuilder) describeCluster() {
 	p := b.policy
 	field := []any{"spec", "amiSelectorTerms"}
-	if o.NodeClass.Spec.AMIFamily != "" {
+	if b.in.amiFamily {
 		field = []any{"spec", "amiFamily"}
 	}
 	b.add(controllerRow{permissionRow: permissionRow{
@@ -562,15 +593,8 @@ func controllerFindings(c *validators.Context, o *objects.Object, degraded bool)
 	if set.err != nil {
 		return nil, set.err
 	}
-	var rows []controllerRow
-	var asked []permissionRow
-	for _, r := range set.rows {
-		if r.degraded() == degraded {
-			rows = append(rows, r)
-			asked = append(asked, r.permissionRow)
-		}
-	}
-	verdicts, err := simulateRows(c, asked)
+	rows := set.forRule(degraded)
+	verdicts, err := simulateRows(c, rows.asked)
 	if err != nil {
 		return nil, err
 	}
@@ -584,12 +608,13 @@ func controllerFindings(c *validators.Context, o *objects.Object, degraded bool)
 			continue
 		}
 		// One verdict with a denial always makes a finding, never an error.
-		fs, _ := permissionFindings(objects.Path(rows[i].field...), o.Fields.Line(rows[i].field...), set.who, []rowVerdict{v})
+		field := rows.rows[i].field
+		fs, _ := permissionFindings(objects.Path(field...), o.Fields.Line(field...), set.who, []rowVerdict{v})
 		out = append(out, fs...)
 	}
 	for _, u := range set.unasked {
 		if strings.HasPrefix(u.id, "D") == degraded {
-			unknown = append(unknown, rowVerdict{row: permissionRow{ID: u.id}, unknown: u.reason})
+			unknown = append(unknown, rowVerdict{row: &permissionRow{ID: u.id}, unknown: u.reason})
 		}
 	}
 	if len(out) > 0 || len(unknown) == 0 {

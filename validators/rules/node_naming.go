@@ -1,6 +1,10 @@
 package rules
 
 import (
+	"fmt"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -64,11 +68,48 @@ func nodeNamingOf(c *validators.Context, o *objects.Object) nodeNaming {
 	if err != nil {
 		return namingPrivateDNS
 	}
+	text := ""
+	if o.NodeClass.Spec.UserData != nil {
+		text = *o.NodeClass.Spec.UserData
+	}
+	if len(text) > userdata.MaxRemembered {
+		return namingOf(ud)
+	}
+	namings := validators.Shared(c, nodeNamings)
+	k := namingKey{bootFamily(o.NodeClass), text}
+	if n, ok := namings.Get(k); ok {
+		return n
+	}
+	n := namingOf(ud)
+	namings.Add(k, n)
+	return n
+}
+
+// namingOf reads the naming from parsed userData: instance-id when a NodeConfig turns the gate on.
+func namingOf(ud userdata.UserData) nodeNaming {
 	if on, _ := ud.FeatureGate(instanceIDGate); on {
 		return namingInstanceID
 	}
 	return namingPrivateDNS
 }
+
+// namingKey is userData text parsed for the family whose boot agent reads it.
+type namingKey struct{ family, text string }
+
+// nodeNamings remembers the naming the catalog's recent userData texts give, by family and text, as
+// userDataParser remembers their parses (as many texts, each at most userdata.MaxRemembered long):
+// reading the feature gate decodes every NodeConfig document as YAML, and the node-identity,
+// authorization and VPC-endpoint rules all ask for the naming on every evaluation.
+var nodeNamings = &validators.Resource[*lru.Cache[namingKey, nodeNaming]]{Name: "node naming by userData", New: func() *lru.Cache[namingKey, nodeNaming] {
+	c, err := lru.New[namingKey, nodeNaming](maxRememberedNamings)
+	if err != nil {
+		panic(fmt.Sprintf("node naming cache of %d: %v", maxRememberedNamings, err)) // only for a size below 1
+	}
+	return c
+}}
+
+// maxRememberedNamings is how many userData texts nodeNamings remembers, as many as userDataParser.
+const maxRememberedNamings = 256
 
 // bootsWithNodeadm reports whether nodeadm boots the class's nodes: the AL2023 family, or amiFamily
 // Custom whose userData holds a NodeConfig (an image whose boot agent reads one).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
@@ -38,6 +40,9 @@ type nodeRoleSubject struct {
 	// podIdentity is how many Pod Identity associations the cluster has but aws-node's; nil when not
 	// known (only runtimeRows reads it).
 	podIdentity *int
+	// remembered are the catalog's node-role rows by what they are built from (rowsKey); nil builds
+	// them every time.
+	remembered *lru.Cache[string, nodeRoleRows]
 }
 
 // nodeRoleRows are the rows that apply to a class, and why it is not known whether others do.
@@ -85,8 +90,57 @@ func (s nodeRoleSubject) cniUnknown() string {
 	return fmt.Sprintf("aws-node's credentials %q are not known", s.cni.Credentials)
 }
 
-// joinRows returns the rows marked join that apply to the class: J1, J2, J3.
-func joinRows(s nodeRoleSubject) nodeRoleRows {
+// joinRows returns the rows marked join that apply to the class: J1, J2, J3. Rows from the catalog's
+// memory are shared, as are runtimeRows's: read them, never modify them.
+func joinRows(s nodeRoleSubject) nodeRoleRows { return s.rows("join", buildJoinRows) }
+
+// runtimeRows returns the rows marked runtime that apply to the class: W1, W2, W3, W4.
+func runtimeRows(s nodeRoleSubject) nodeRoleRows { return s.rows("runtime", buildRuntimeRows) }
+
+// rows returns the rows build makes of the subject for table, from the catalog's memory when a
+// subject alike built them before. The rows are keyed (facts.SimulationRow.Keyed), so that the
+// providers remember their answers by row.
+func (s nodeRoleSubject) rows(table string, build func(nodeRoleSubject) nodeRoleRows) nodeRoleRows {
+	if s.remembered == nil {
+		return build(s)
+	}
+	key := s.rowsKey(table)
+	if r, ok := s.remembered.Get(key); ok {
+		return r
+	}
+	r := build(s)
+	s.remembered.Add(key, r)
+	return r
+}
+
+// rowsKey is the canonical form of what the rows of table are built from: the cluster, the node role,
+// the naming, the VPC CNI and the Pod Identity associations.
+func (s nodeRoleSubject) rowsKey(table string) string {
+	k := make(keyWriter, 0, 256)
+	k.str(table, s.cluster.Partition, s.cluster.Region, s.cluster.AccountID, s.cluster.Name, s.role.ARN, s.role.Name, s.cni.Credentials)
+	k.flag(s.describesInstances, s.cni.Present != nil, s.cni.Present != nil && *s.cni.Present, s.podIdentity != nil)
+	if s.podIdentity != nil {
+		k.count(*s.podIdentity)
+	}
+	return string(k)
+}
+
+// nodeRoleRowCache remembers the node-role rows of the catalog's recent subjects: the rows of every
+// class of one node role are alike, and building them renders their messages.
+var nodeRoleRowCache = &validators.Resource[*lru.Cache[string, nodeRoleRows]]{Name: "node role permission rows", New: func() *lru.Cache[string, nodeRoleRows] {
+	c, err := lru.New[string, nodeRoleRows](maxRememberedNodeRoleRows)
+	if err != nil {
+		panic(fmt.Sprintf("node role row cache of %d: %v", maxRememberedNodeRoleRows, err)) // only for a size below 1
+	}
+	return c
+}}
+
+// maxRememberedNodeRoleRows is how many node-role row tables a catalog remembers, two per subject
+// (join and runtime) of a few rows each.
+const maxRememberedNodeRoleRows = 256
+
+// buildJoinRows builds joinRows.
+func buildJoinRows(s nodeRoleSubject) nodeRoleRows {
 	var out nodeRoleRows
 	if s.describesInstances {
 		out.rows = append(out.rows, s.row("J1", []string{"ec2:DescribeInstances"}, []string{"*"},
@@ -109,9 +163,9 @@ func joinRows(s nodeRoleSubject) nodeRoleRows {
 	return out
 }
 
-// runtimeRows returns the rows marked runtime that apply to the class: W1, W2, W3, W4. W4 asks what J3
-// asks; when J3 applies, node-role-join-permissions reports it, so W4 is left out.
-func runtimeRows(s nodeRoleSubject) nodeRoleRows {
+// buildRuntimeRows builds runtimeRows. W4 asks what J3 asks; when J3 applies,
+// node-role-join-permissions reports it, so W4 is left out.
+func buildRuntimeRows(s nodeRoleSubject) nodeRoleRows {
 	out := nodeRoleRows{rows: []permissionRow{
 		s.row("W1", []string{"ecr:GetAuthorizationToken"}, []string{"*"},
 			"the kubelet's ECR credential provider gets no token, so images from private ECR registries (aws-node, kube-proxy, add-ons) fail with ErrImagePull unless the AMI has them cached (see `journalctl -u kubelet` on the instance)",
@@ -132,8 +186,8 @@ func runtimeRows(s nodeRoleSubject) nodeRoleRows {
 		w3 := s.row("W3", []string{"ec2:CreateNetworkInterface", "ec2:AttachNetworkInterface", "ec2:AssignPrivateIpAddresses"}, []string{"*"},
 			"aws-node's ipamd cannot create or attach network interfaces or assign addresses, so pods beyond the addresses of the node's first interface get none (\"failed to assign an IP address to container\" in `kubectl describe pod`)",
 			cniPolicy)
-		w3.Also = []facts.SimulationRow{{Principal: s.role.ARN, Actions: []string{"ec2:CreateTags"},
-			Resources: []string{fmt.Sprintf("arn:%s:ec2:%s:%s:network-interface/*", s.partition(), s.cluster.Region, s.cluster.AccountID)}}}
+		w3.Also = []facts.SimulationRow{facts.SimulationRow{Principal: s.role.ARN, Actions: []string{"ec2:CreateTags"},
+			Resources: []string{fmt.Sprintf("arn:%s:ec2:%s:%s:network-interface/*", s.partition(), s.cluster.Region, s.cluster.AccountID)}}.Keyed()}
 		out.rows = append(out.rows, w3)
 	}
 	if onPodIdentity {
@@ -161,7 +215,7 @@ const (
 func (s nodeRoleSubject) row(id string, actions, resources []string, effect, policy string) permissionRow {
 	return permissionRow{
 		ID:     id,
-		Row:    facts.SimulationRow{Principal: s.role.ARN, Actions: actions, Resources: resources},
+		Row:    facts.SimulationRow{Principal: s.role.ARN, Actions: actions, Resources: resources}.Keyed(),
 		Effect: effect,
 		Fix:    fmt.Sprintf("aws iam attach-role-policy --role-name %s --policy-arn arn:%s:iam::aws:policy/%s", s.role.Name, s.partition(), policy),
 	}
@@ -245,7 +299,8 @@ func nodeRoleSubjectOf(c *validators.Context, o *objects.Object, podIdentity boo
 	if err != nil {
 		return nil, err
 	}
-	s := &nodeRoleSubject{cluster: cluster, role: r.role, field: r.field, cni: cni, describesInstances: describesInstances(c, o)}
+	s := &nodeRoleSubject{cluster: cluster, role: r.role, field: r.field, cni: cni, describesInstances: describesInstances(c, o),
+		remembered: validators.Shared(c, nodeRoleRowCache)}
 	if podIdentity {
 		if _, onPodIdentity, _ := s.cniOnNode(); !onPodIdentity {
 			if n, err := c.Facts.PodIdentityAssociations(c); err == nil {

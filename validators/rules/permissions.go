@@ -38,7 +38,8 @@ type permissionRow struct {
 
 // rowVerdict is what the simulator said of one row.
 type rowVerdict struct {
-	row permissionRow
+	// row is the row asked (the caller's, which remembered rows share: read only).
+	row *permissionRow
 	// denied are the questions certainly denied; uncertain those denied with missing context values.
 	denied, uncertain []facts.Simulation
 	// unknown is why some questions have no answer ("" when all have one).
@@ -48,37 +49,49 @@ type rowVerdict struct {
 // simulateRows asks the provider every row and returns a verdict per row, in order. An error is
 // returned only when the provider cannot simulate at all (Known(Simulations) fails).
 func simulateRows(c *validators.Context, rows []permissionRow) ([]rowVerdict, error) {
-	out := make([]rowVerdict, 0, len(rows))
-	for _, r := range rows {
-		v := rowVerdict{row: r}
-		for _, call := range r.calls() {
-			sims, err := c.Facts.Simulate(c, call)
-			if err != nil {
-				if !facts.IsUnknown(err) {
-					return nil, err
-				}
-				if v.unknown == "" {
-					v.unknown = facts.Reason(err)
-				}
-				continue
-			}
-			for _, s := range sims {
-				switch {
-				case s.Decision == "":
-					if v.unknown == "" {
-						v.unknown = "not in the facts snapshot"
-					}
-				case !s.Denied():
-				case len(s.MissingContextValues) > 0:
-					v.uncertain = append(v.uncertain, s)
-				default:
-					v.denied = append(v.denied, s)
-				}
+	out := make([]rowVerdict, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		out[i].row = r
+		if err := out[i].ask(c, r.Row); err != nil {
+			return nil, err
+		}
+		for _, call := range r.Also {
+			if err := out[i].ask(c, call); err != nil {
+				return nil, err
 			}
 		}
-		out = append(out, v)
 	}
 	return out, nil
+}
+
+// ask adds the answers to one simulator call of the row to the verdict. The error is the provider's
+// when it is not an unknown fact.
+func (v *rowVerdict) ask(c *validators.Context, call facts.SimulationRow) error {
+	sims, err := c.Facts.Simulate(c, call)
+	if err != nil {
+		if !facts.IsUnknown(err) {
+			return err
+		}
+		if v.unknown == "" {
+			v.unknown = facts.Reason(err)
+		}
+		return nil
+	}
+	for _, s := range sims {
+		switch {
+		case s.Decision == "":
+			if v.unknown == "" {
+				v.unknown = "not in the facts snapshot"
+			}
+		case !s.Denied():
+		case len(s.MissingContextValues) > 0:
+			v.uncertain = append(v.uncertain, s)
+		default:
+			v.denied = append(v.denied, s)
+		}
+	}
+	return nil
 }
 
 // calls returns the simulator calls of the row: Row, then Also.

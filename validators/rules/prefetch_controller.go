@@ -10,21 +10,23 @@ import (
 )
 
 // controllerPermissions adds the questions the controller-permission rules ask about an EC2NodeClass:
-// once the controller's role and the simulations can be had, the rows buildControllerRows builds (it
-// asks the controller's role, the cluster, the node role, the images, subnets and security groups as
-// the rules do), then each row of the rules that run, all at once.
+// once the controller's role and the simulations can be had, the rows controllerRows gives (it asks
+// the controller's role, the cluster, the node role, the images, subnets and security groups as the
+// rules do, and takes the rows from the catalog's memory as they do), then each row of the rules that
+// run, all at once.
 func (q *aheadQuestions) controllerPermissions(c *validators.Context, o *objects.Object, rf *ruleFacts) {
 	launch, runtime := rf.runs(controllerLaunchPermissions.ID), rf.runs(controllerRuntimePermissions.ID)
 	if !launch && !runtime {
 		return
 	}
 	cfg, input, findPools := c.Config, c.Input, c.FindNodePools
+	cache := validators.Shared(c, controllerRowCache)
 	q.add(fmt.Sprintf("controller permissions %p", o), func(ctx context.Context) {
 		if q.p.Known(ctx, facts.KarpenterController) != nil || q.p.Known(ctx, facts.Simulations) != nil {
 			return // the rules do not run
 		}
 		// A Context of its own: questions run concurrently, and an evaluation's memos are not shared.
-		set := buildControllerRows(&validators.Context{Context: ctx, Config: cfg, Facts: q.p, Input: input, FindNodePools: findPools}, o)
+		set := rememberedControllerRows(&validators.Context{Context: ctx, Config: cfg, Facts: q.p, Input: input, FindNodePools: findPools}, o, cache)
 		if set.err != nil {
 			return
 		}

@@ -28,6 +28,7 @@ func (q *aheadQuestions) nodeIdentity(c *validators.Context, o *objects.Object, 
 	// Read here, not in the question: the userData analysis is the evaluation's, which the questions,
 	// asked concurrently, must not touch.
 	describes := describesInstances(c, o)
+	remembered := validators.Shared(c, nodeRoleRowCache)
 	key := "node role rows " + strings.ToLower(spec.Role) + " " + strings.ToLower(spec.InstanceProfile) + " " + strconv.FormatBool(describes)
 	q.add(key, func(ctx context.Context) {
 		for _, f := range []facts.Fact{facts.Roles, facts.Simulations, facts.VPCCNI} {
@@ -47,7 +48,7 @@ func (q *aheadQuestions) nodeIdentity(c *validators.Context, o *objects.Object, 
 		if err != nil {
 			return
 		}
-		s := nodeRoleSubject{cluster: cluster, role: role, cni: cni, describesInstances: describes}
+		s := nodeRoleSubject{cluster: cluster, role: role, cni: cni, describesInstances: describes, remembered: remembered}
 		var rows []permissionRow
 		if join {
 			rows = append(rows, joinRows(s).rows...)
