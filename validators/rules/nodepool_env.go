@@ -52,6 +52,23 @@ func poolsToJudge(c *validators.Context, o *objects.Object) ([]poolJudgement, er
 	return out, nil
 }
 
+// judgePools runs judge on each pool poolsToJudge gives for o, and returns every finding.
+func judgePools(c *validators.Context, o *objects.Object, judge func(*validators.Context, *objects.Object, poolJudgement) ([]validators.Finding, error)) ([]validators.Finding, error) {
+	pools, err := poolsToJudge(c, o)
+	if err != nil {
+		return nil, err
+	}
+	var out []validators.Finding
+	for _, j := range pools {
+		f, err := judge(c, o, j)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
 // classZones returns the zones of the class's subnets, with their zone IDs.
 func classZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone, []facts.Subnet, error) {
 	subnets, err := selectedSubnets(c, class)

@@ -23,19 +23,7 @@ var nodepoolNoMatchingAMI = &validators.Rule{
 		"images (or kubernetes.io/os linux on a Windows class) never launches. On an EC2NodeClass update the " +
 		"webhook judges the NodePools that use the class.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		pools, err := poolsToJudge(c, o)
-		if err != nil {
-			return nil, err
-		}
-		var out []validators.Finding
-		for _, j := range pools {
-			f, err := amiFinding(c, o, j)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, f...)
-		}
-		return out, nil
+		return judgePools(c, o, amiFinding)
 	},
 }
 

@@ -27,19 +27,7 @@ var nodepoolRequirementsUnsatisfiable = &validators.Rule{
 		"distinct values left also stops launches. The message counts, per requirement key, the types it " +
 		"eliminated and names the nearest real values. Keys the guard cannot compute are ignored.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		pools, err := poolsToJudge(c, o)
-		if err != nil {
-			return nil, err
-		}
-		var out []validators.Finding
-		for _, j := range pools {
-			f, err := requirementsFinding(c, o, j)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, f...)
-		}
-		return out, nil
+		return judgePools(c, o, requirementsFinding)
 	},
 }
 
