@@ -67,7 +67,7 @@ func (q *aheadQuestions) network(c *validators.Context, o *objects.Object, rf *r
 // endpoints asks the VPC endpoints and their groups when a node subnet has no way out, as
 // isolatedSubnets and endpointFinder do.
 func (q *aheadQuestions) endpoints(oc *validators.Context, o *objects.Object) {
-	isolated, _, f, err := isolatedSubnets(oc, o)
+	isolated, f, err := isolatedSubnets(oc, o)
 	if err != nil || len(isolated) == 0 {
 		return
 	}

@@ -22,11 +22,8 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 		"interface endpoints and an S3 gateway endpoint in the subnet's route table (or an S3 interface " +
 		"endpoint). The AMI may have the images cached, so this is a warning.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		isolated, unknown, f, err := isolatedSubnets(c, o)
+		isolated, f, err := isolatedSubnets(c, o)
 		if err != nil || len(isolated) == 0 {
-			if err == nil && len(unknown) > 0 {
-				err = facts.Unknown(facts.Subnets, "unknown routes or CIDR of "+strings.Join(unknown, ", "))
-			}
 			return nil, err
 		}
 		var details []string

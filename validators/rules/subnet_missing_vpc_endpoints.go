@@ -24,11 +24,8 @@ var subnetMissingVPCEndpoints = &validators.Rule{
 		"Auth (aws-node with Pod Identity). The endpoint must be available, have private DNS on and admit 443 " +
 		"from the nodes. Without it nodeadm or aws-node waits and the node never becomes Ready.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		isolated, unknown, f, err := isolatedSubnets(c, o)
+		isolated, f, err := isolatedSubnets(c, o)
 		if err != nil || len(isolated) == 0 {
-			if err == nil && len(unknown) > 0 {
-				err = facts.Unknown(facts.Subnets, "unknown routes or CIDR of "+strings.Join(unknown, ", "))
-			}
 			return nil, err
 		}
 		services, cniErr := joinServices(c, o)

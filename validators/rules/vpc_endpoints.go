@@ -93,16 +93,19 @@ func (f *endpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
 	return gs, nil
 }
 
-// isolatedSubnets returns the class's node subnets with no way out of the VPC (with their CIDRs),
-// the subnets whose routes or CIDR are unknown, and what the endpoint rules need to judge them.
-func isolatedSubnets(c *validators.Context, o *objects.Object) (isolated []facts.Subnet, unknown []string, f *endpointFinder, err error) {
+// isolatedSubnets returns the class's node subnets with no way out of the VPC, and what the endpoint
+// rules need to judge them. With none isolated it returns an unknown fact when some subnet's routes or
+// CIDR are unknown (it might be isolated), else nothing.
+func isolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, *endpointFinder, error) {
 	if err := requireIPv4(c); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	subnets, err := selectedSubnets(c, o)
 	if err != nil || len(subnets) == 0 {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
+	var isolated []facts.Subnet
+	var unknown []string
 	for _, s := range subnets {
 		e, ok := egressOf(o, s, nil)
 		if _, cidrOK := subnetCIDR(s); !ok || !cidrOK {
@@ -114,19 +117,22 @@ func isolatedSubnets(c *validators.Context, o *objects.Object) (isolated []facts
 		}
 	}
 	if len(isolated) == 0 {
-		return nil, unknown, nil, nil
+		if len(unknown) > 0 {
+			return nil, nil, facts.Unknown(facts.Subnets, "unknown routes or CIDR of "+strings.Join(unknown, ", "))
+		}
+		return nil, nil, nil
 	}
 	cl, err := c.Facts.Cluster(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	eps, err := c.Facts.VPCEndpoints(c)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	groups, err := selectedGroups(c, o)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return isolated, unknown, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}}, nil
+	return isolated, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}}, nil
 }
