@@ -22,6 +22,11 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	}
 	f.Add(example)
 	f.Add([]byte(lines(hdrAPI, hdrKind, "roles: []", "awsAuth: {}")))
+	every, err := os.ReadFile("testdata/every-section.yaml") // the network and capacity sections too
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(every)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cf, err := DecodeSnapshotFile(data)
 		if err != nil {
@@ -178,7 +183,88 @@ func normalized(cf *ClusterFacts) ClusterFacts {
 		}
 		c.Simulations = &sims
 	}
+	// The network and capacity fields: an empty list or map is written as nothing and read back as
+	// nil, which means the same (a group whose rules are both empty reads back as unknown, which makes
+	// its answers "maybe", never a denial). The section pointers themselves stay as they are.
+	v := reflect.ValueOf(&c).Elem()
+	for _, name := range []string{"Cluster", "Subnets", "SecurityGroups", "VPC", "NATGateways", "VPCEndpoints", "KMSKeys", "ServiceQuotas", "CapacityReservations", "InstanceTypes"} {
+		if f := v.FieldByName(name); !f.IsNil() {
+			cp := reflect.New(f.Elem().Type())
+			cp.Elem().Set(deepCopy(f.Elem()))
+			emptyToNil(cp.Elem(), true)
+			f.Set(cp)
+		}
+	}
 	return c
+}
+
+// deepCopy copies slices, maps and pointers below v, so that emptyToNil changes the copy only.
+func deepCopy(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		p := reflect.New(v.Elem().Type())
+		p.Elem().Set(deepCopy(v.Elem()))
+		return p
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		s := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := 0; i < v.Len(); i++ {
+			s.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return s
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		m := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			m.SetMapIndex(it.Key(), deepCopy(it.Value()))
+		}
+		return m
+	case reflect.Struct:
+		s := reflect.New(v.Type()).Elem()
+		s.Set(v)
+		for i := 0; i < v.NumField(); i++ {
+			if s.Field(i).CanSet() {
+				s.Field(i).Set(deepCopy(v.Field(i)))
+			}
+		}
+		return s
+	}
+	return v
+}
+
+// emptyToNil sets the empty lists and maps below v to nil; top keeps v itself (a section) as it is.
+func emptyToNil(v reflect.Value, top bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			emptyToNil(v.Elem(), false)
+		}
+	case reflect.Slice:
+		if v.Len() == 0 && !top {
+			v.Set(reflect.Zero(v.Type()))
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			emptyToNil(v.Index(i), false)
+		}
+	case reflect.Map:
+		if v.Len() == 0 && !top {
+			v.Set(reflect.Zero(v.Type()))
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).CanSet() {
+				emptyToNil(v.Field(i), false)
+			}
+		}
+	}
 }
 
 // TestNormalizedRoundTrip: the fuzz target's equality is not vacuous: it tells different facts apart,
