@@ -76,6 +76,14 @@ func permits(gs []facts.SecurityGroup, egress bool, port int, peerGroups []strin
 	return out
 }
 
+// unlessMissing turns a "no" into "maybe" when some of the groups asked about could not be read.
+func unlessMissing(v verdict, missing bool) verdict {
+	if v == verdictNo && missing {
+		return verdictMaybe
+	}
+	return v
+}
+
 // portMatches reports whether a rule's protocol is TCP (or every protocol) and its ports hold port.
 func portMatches(r facts.SecurityGroupRule, port int) bool {
 	switch strings.ToLower(r.Protocol) {
@@ -120,10 +128,13 @@ type controlPlane struct {
 	groups   []facts.SecurityGroup
 	groupIDs []string
 	subnets  []facts.Subnet
+	// missing lists the groups and subnets the facts do not show (a snapshot written without them):
+	// what they allow is unknown, so the rules answer "maybe" rather than "no".
+	missing []string
 }
 
-// controlPlaneNetwork reads the control plane's groups and subnets by id. A group or subnet the
-// account does not show is left out; the rules then see fewer paths, never more.
+// controlPlaneNetwork reads the control plane's groups and subnets by id; those the facts do not show
+// are listed in missing.
 func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
 	cl, err := c.Facts.Cluster(c)
 	if err != nil {
@@ -143,12 +154,18 @@ func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(gs) == 0 {
+			cp.missing = append(cp.missing, id)
+		}
 		cp.groups = append(cp.groups, gs...)
 	}
 	for _, id := range cl.SubnetIDs {
 		ss, err := c.Facts.Subnets(c, facts.SelectorTerm{ID: id})
 		if err != nil {
 			return nil, err
+		}
+		if len(ss) == 0 {
+			cp.missing = append(cp.missing, id)
 		}
 		cp.subnets = append(cp.subnets, ss...)
 	}

@@ -53,7 +53,7 @@ var securityGroupsBlockAPIServer = &validators.Rule{
 				continue
 			}
 			cpCIDRs = append(cpCIDRs, cidr)
-			switch permits(groups, true, 443, cp.groupIDs, []netip.Prefix{cidr}) {
+			switch unlessMissing(permits(groups, true, 443, cp.groupIDs, []netip.Prefix{cidr}), len(cp.missing) > 0) {
 			case verdictNo:
 				outNo = append(outNo, s.ID+" "+s.CIDRBlock)
 			case verdictYes:
@@ -62,6 +62,7 @@ var securityGroupsBlockAPIServer = &validators.Rule{
 				outMaybe = true
 			}
 		}
+		outMaybe = outMaybe || (len(cp.missing) > 0 && outYes == 0)
 		outAllNo := len(outNo) > 0 && outYes == 0 && !outMaybe
 		var defects []subnetDefect
 		var unknown []string
@@ -71,7 +72,7 @@ var securityGroupsBlockAPIServer = &validators.Rule{
 				unknown = append(unknown, s.ID)
 				continue
 			}
-			in := permits(cp.groups, false, 443, nodeIDs, []netip.Prefix{cidr})
+			in := unlessMissing(permits(cp.groups, false, 443, nodeIDs, []netip.Prefix{cidr}), len(cp.missing) > 0)
 			var why []string
 			sure := false
 			switch in {

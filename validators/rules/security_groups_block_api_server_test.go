@@ -22,6 +22,9 @@ func TestSecurityGroupsBlockAPIServer(t *testing.T) {
 		{name: "prefix-list-capped", fires: 1, in: nodeClass("default", eksSpec), facts: netFacts(groups(
 			netGroup(clusterSG, "eks-cluster-sg", clusterVPC, "{}", []string{"{protocol: tcp, fromPort: 443, toPort: 443, prefixListIDs: [pl-0nodes]}"}, allOut),
 			netGroup(nodeSG, "prod-eks-node", clusterVPC, "{karpenter.sh/discovery: prod-eks}", nil, allOut)))},
+		// A snapshot written without the cluster security group: what it admits is unknown.
+		{name: "cluster-group-not-in-the-facts-capped", fires: 1, in: nodeClass("default", eksSpec), facts: netFacts(groups(
+			netGroup(nodeSG, "prod-eks-node", clusterVPC, "{karpenter.sh/discovery: prod-eks}", nil, []string{tcpFrom(443, "", "192.168.0.0/16")})))},
 		{name: "ipv6-cluster", in: nodeClass("default", eksSpec), facts: netFacts(closedCluster, clusterField("ipFamily", "ipv6")), notEvaluated: "IPv6 clusters are not modelled"},
 		{name: "control-plane-network-unknown", in: nodeClass("default", eksSpec), facts: netFacts(clusterField("clusterSecurityGroupID", "")), notEvaluated: "not in the facts snapshot: cluster.controlPlaneNetwork"},
 		{name: "old-snapshot", in: nodeClass("default", eksSpec), facts: clusterFacts(), notEvaluated: "not in the facts snapshot"},

@@ -42,7 +42,7 @@ var securityGroupsBlockKubelet = &validators.Rule{
 			cidrs = append(cidrs, cidr)
 			blocks = append(blocks, s.CIDRBlock)
 		}
-		v := permits(groups, false, 10250, cp.groupIDs, cidrs)
+		v := unlessMissing(permits(groups, false, 10250, cp.groupIDs, cidrs), len(cp.missing) > 0)
 		if v == verdictYes {
 			return nil, nil
 		}

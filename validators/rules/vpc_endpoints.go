@@ -51,14 +51,16 @@ func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, s
 			continue
 		}
 		var groups []facts.SecurityGroup
+		missing := false
 		for _, id := range e.SecurityGroupIDs {
 			gs, err := f.groupsOf(id)
 			if err != nil {
 				return verdictNo, "", err
 			}
+			missing = missing || len(gs) == 0
 			groups = append(groups, gs...)
 		}
-		switch permits(groups, false, 443, f.nodeIDs, []netip.Prefix{cidr}) {
+		switch unlessMissing(permits(groups, false, 443, f.nodeIDs, []netip.Prefix{cidr}), missing) {
 		case verdictYes:
 			return verdictYes, "", nil
 		case verdictMaybe:
