@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +37,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
+
+	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
 // Release is the Karpenter release whose CRDs are embedded (crds/karpenter; `make karpenter-crds`).
@@ -68,13 +69,18 @@ type version struct {
 	// celReadsMetadata is set when a CEL rule of the schema mentions metadata: results then depend on
 	// the whole object, not only on what is outside metadata.
 	celReadsMetadata bool
-	// results remembers the verdicts on the parts of objects outside metadata (see Validate).
-	results *lru.Cache[[sha256.Size]byte, Result]
+	// results remembers the verdicts on the parts of objects outside metadata (see Validate);
+	// objectResults the verdicts on whole objects, so that one validated before skips decoding its
+	// metadata too.
+	results       *lru.Cache[[sha256.Size]byte, Result]
+	objectResults *lru.Cache[[sha256.Size]byte, Result]
 }
 
-// rememberedResults is how many distinct objects a version remembers its verdict on: the pools and
-// classes of a GitOps repository or a cluster repeat a few specs under many names, and the CEL rules
-// cost most of a validation (BENCHMARKS.md).
+// rememberedResults is how many distinct objects a version remembers its verdict on, both without
+// metadata and whole: the pools and classes of a GitOps repository or a cluster repeat a few specs
+// under many names, and the CEL rules cost most of a validation (BENCHMARKS.md). A whole object's entry
+// is its digest and a Result whose slices it shares with the spec's entry (a few hundred bytes, a few
+// MiB in all).
 const rememberedResults = 16384
 
 // Embedded returns the CRDs of Release, built into the binary.
@@ -207,7 +213,10 @@ func (v *version) build() error {
 		v.structural, v.validator = st, validator
 		v.cel = cel.NewValidator(st, true, celconfig.PerCallLimit)
 		v.celReadsMetadata = rulesMention(v.props, "metadata")
-		v.results, v.err = lru.New[[sha256.Size]byte, Result](rememberedResults)
+		if v.results, v.err = lru.New[[sha256.Size]byte, Result](rememberedResults); v.err != nil {
+			return
+		}
+		v.objectResults, v.err = lru.New[[sha256.Size]byte, Result](rememberedResults)
 	})
 	return v.err
 }
@@ -239,9 +248,26 @@ type Result struct {
 // unknown fields are pruned and nulls without defaults dropped, defaults are applied, status is
 // dropped (Karpenter's CRDs have the status subresource), then the schema, embedded metadata, list
 // types and, when none of those errors blocks them, the CEL rules are checked. Verdicts are remembered
-// by the object without its metadata (see cacheKey); the Errors of a result are shared and must not be
-// modified.
+// by the object without its metadata (see cacheKey) and by the whole object; the Errors and
+// UnknownFields of a result are shared and must not be modified.
 func (s *Set) Validate(ctx context.Context, obj map[string]any) (res Result, ok bool, err error) {
+	return s.validate(ctx, obj, func() (objects.ContentDigest, error) { return objects.DigestContent(obj) })
+}
+
+// ValidateObject is Validate of o's content (objects.Object.Content), its verdict remembered by the
+// digest o computes once (objects.Object.ContentDigest): the CLI and the audit validate the same
+// objects in every evaluation, and encoding an object to find its verdict costs as much as the rest of
+// a remembered validation.
+func (s *Set) ValidateObject(ctx context.Context, o *objects.Object) (res Result, ok bool, err error) {
+	content, err := o.Content()
+	if err != nil {
+		return Result{}, false, err
+	}
+	return s.validate(ctx, content, o.ContentDigest)
+}
+
+// validate is Validate with obj's digest from digest, asked only when obj is of a served kind.
+func (s *Set) validate(ctx context.Context, obj map[string]any, digest func() (objects.ContentDigest, error)) (res Result, ok bool, err error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	gv, err := schema.ParseGroupVersion(apiVersion)
@@ -255,17 +281,26 @@ func (s *Set) Validate(ctx context.Context, obj map[string]any) (res Result, ok 
 	if err := v.build(); err != nil {
 		return Result{}, false, err
 	}
-	meta, hasMeta, metaUnknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
-	if err != nil {
-		// What the API server answers to metadata it cannot decode (a label that is a list, ...).
-		return Result{Errors: field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}}, true, nil
-	}
-	key, err := v.cacheKey(obj)
+	d, err := digest()
 	if err != nil {
 		return Result{}, false, err
 	}
+	whole := wholeKey(d)
+	if r, ok := v.objectResults.Get(whole); ok {
+		return r, true, nil
+	}
+	meta, hasMeta, metaUnknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
+	if err != nil {
+		// What the API server answers to metadata it cannot decode (a label that is a list, ...).
+		res = Result{Errors: field.ErrorList{field.Invalid(field.NewPath("metadata"), nil, err.Error())}}
+		v.objectResults.Add(whole, res)
+		return res, true, nil
+	}
+	key := v.cacheKey(d)
 	if r, ok := v.results.Get(key); ok {
-		return r.withMetadataUnknown(metaUnknown), true, nil
+		r = r.withMetadataUnknown(metaUnknown)
+		v.objectResults.Add(whole, r)
+		return r, true, nil
 	}
 	u := runtime.DeepCopyJSON(obj)
 	res.UnknownFields = structuralpruning.PruneWithOptions(u, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
@@ -293,7 +328,9 @@ func (s *Set) Validate(ctx context.Context, obj map[string]any) (res Result, ok 
 		res.Errors = errs
 	}
 	v.results.Add(key, res)
-	return res.withMetadataUnknown(metaUnknown), true, nil
+	res = res.withMetadataUnknown(metaUnknown)
+	v.objectResults.Add(whole, res)
+	return res, true, nil
 }
 
 // withMetadataUnknown returns r with the unknown metadata fields of one object added, sorted.
@@ -309,23 +346,16 @@ func (r Result) withMetadataUnknown(paths []string) Result {
 // cacheKey identifies what a verdict depends on: the object without its metadata (names, labels,
 // annotations and the server's fields, which no Karpenter CEL rule reads, and whose unknown fields
 // Validate finds apart), or the whole object when a CEL rule of the schema mentions metadata.
-func (v *version) cacheKey(obj map[string]any) ([sha256.Size]byte, error) {
-	keyed := obj
+func (v *version) cacheKey(d objects.ContentDigest) [sha256.Size]byte {
 	if !v.celReadsMetadata {
-		if _, ok := obj["metadata"]; ok {
-			keyed = make(map[string]any, len(obj))
-			for k, val := range obj {
-				if k != "metadata" {
-					keyed[k] = val
-				}
-			}
-		}
+		return d.WithoutMetadata
 	}
-	data, err := json.Marshal(keyed) // map keys sorted: equal objects give equal bytes
-	if err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("encode object: %w", err)
-	}
-	return sha256.Sum256(data), nil
+	return wholeKey(d)
+}
+
+// wholeKey identifies the whole object, metadata included.
+func wholeKey(d objects.ContentDigest) [sha256.Size]byte {
+	return sha256.Sum256(append(d.WithoutMetadata[:], d.Metadata[:]...))
 }
 
 // rulesMention reports whether a CEL rule or message expression of the schema mentions word.

@@ -78,6 +78,10 @@ type Object struct {
 	DocRoot    *yaml.Node
 	DocEndLine int
 	JSON       bool
+
+	// derived holds Content and ContentDigest once computed. An Object must therefore not be modified
+	// after decoding, nor copied.
+	derived derived
 }
 
 // Ref returns the object's reference, positioned at its first line.
@@ -270,13 +274,22 @@ func shiftLines(err error, offset int) string {
 }
 
 // Content returns the object as the API server receives it from kubectl: plain JSON values (int64 and
-// float64 numbers). An object from JSON or the cluster's cache returns its own map, which must not be
-// modified; one read from a file is converted the way kubectl converts YAML (sigs.k8s.io/yaml, whose
-// YAML 1.1 reading takes an unquoted yes as true), aliases resolved.
+// float64 numbers), computed once. An object from JSON or the cluster's cache returns its own map; one
+// read from a file is converted the way kubectl converts YAML (sigs.k8s.io/yaml, whose YAML 1.1 reading
+// takes an unquoted yes as true), aliases resolved, and keeps the result. Either way the map is shared
+// and must not be modified.
 func (o *Object) Content() (map[string]any, error) {
 	if m, ok := o.Fields.(Map); ok {
 		return m, nil
 	}
+	o.derived.contentOnce.Do(func() {
+		o.derived.content, o.derived.contentErr = o.convertContent()
+	})
+	return o.derived.content, o.derived.contentErr
+}
+
+// convertContent converts the object's tree to plain JSON values (see Content).
+func (o *Object) convertContent() (map[string]any, error) {
 	t, ok := o.Fields.(Tree)
 	if !ok || t.Root == nil {
 		return nil, fmt.Errorf("%s has no content", o.Ref())

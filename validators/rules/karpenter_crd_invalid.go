@@ -139,12 +139,9 @@ func validateAll(ctx context.Context, set *crds.Set, objs []*objects.Object) map
 	return out
 }
 
+// validateObject returns the verdict on o, whose content and digest o computes once.
 func validateObject(ctx context.Context, set *crds.Set, o *objects.Object) schemaVerdict {
-	content, err := o.Content()
-	if err != nil {
-		return schemaVerdict{err: err}
-	}
-	res, ok, err := set.Validate(ctx, content)
+	res, ok, err := set.ValidateObject(ctx, o)
 	return schemaVerdict{res: res, ok: ok, err: err}
 }
 

@@ -33,7 +33,7 @@ var nodeRoleTrustPolicy = &validators.Rule{
 		if strings.TrimSpace(role.AssumeRolePolicyDocument) == "" {
 			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("no trust policy (assumeRolePolicyDocument) of role %s", role.Name))
 		}
-		v, err := readTrust(decodeTrustDocument(role.AssumeRolePolicyDocument))
+		v, err := trustOf(c, role.AssumeRolePolicyDocument)
 		if err != nil {
 			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("the trust policy of role %s cannot be read (%s)", role.Name, err))
 		}

@@ -6,6 +6,10 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
 // This file reads a role's trust policy (the JSON document IAM GetRole returns) far enough to tell
@@ -154,6 +158,61 @@ func hasCondition(raw json.RawMessage) bool {
 		return true // not an object: IAM would not have stored it; count it as a condition
 	}
 	return len(m) > 0
+}
+
+// trustOf returns the verdict on a role's trust policy as the facts hold it (URL-encoded or not), from
+// the catalog's memory of recent policy texts (trustReadings).
+func trustOf(c *validators.Context, doc string) (trustVerdict, error) {
+	return validators.Shared(c, trustReadings).read(doc)
+}
+
+// trustReadings remembers the verdicts on the catalog's recent trust policies, by text: the audit
+// re-evaluates every EC2NodeClass each interval, a cluster's classes share a few node roles, and
+// decoding the policy with encoding/json is most of node-role-trust-policy's time.
+var trustReadings = &validators.Resource[*trustMemory]{Name: "trust policy verdicts by text", New: func() *trustMemory {
+	return newTrustMemory(maxRememberedTrusts)
+}}
+
+// maxRememberedTrusts is how many trust policy texts trustReadings remembers: a cluster's node roles
+// are a few; a snapshot of every role in an account a few hundred.
+const maxRememberedTrusts = 256
+
+// maxRememberedTrustText is the longest trust policy text remembered: IAM caps a role's trust policy at
+// 4,096 characters (2,048 by default), at most three times that URL-encoded. Longer texts, which IAM
+// would not have stored, are read every time, so the memory held stays under 256 × 16 KiB.
+const maxRememberedTrustText = 16 << 10
+
+// trustMemory reads trust policies, remembering the verdicts on the size most recent texts. It is safe
+// for concurrent use.
+type trustMemory struct {
+	readings *lru.Cache[string, trustReading]
+}
+
+// trustReading is readTrust's answer on one text.
+type trustReading struct {
+	v   trustVerdict
+	err error
+}
+
+func newTrustMemory(size int) *trustMemory {
+	c, err := lru.New[string, trustReading](size)
+	if err != nil {
+		panic(fmt.Sprintf("trust policy cache of %d: %v", size, err)) // only for a size below 1
+	}
+	return &trustMemory{readings: c}
+}
+
+// read returns readTrust's verdict on doc, URL-decoded when IAM's wire form, remembered by doc's text.
+func (m *trustMemory) read(doc string) (trustVerdict, error) {
+	if len(doc) > maxRememberedTrustText {
+		return readTrust(decodeTrustDocument(doc))
+	}
+	if r, ok := m.readings.Get(doc); ok {
+		return r.v, r.err
+	}
+	v, err := readTrust(decodeTrustDocument(doc))
+	m.readings.Add(doc, trustReading{v, err})
+	return v, err
 }
 
 // decodeTrustDocument returns the trust policy's JSON: the document as given, or URL-decoded when it
