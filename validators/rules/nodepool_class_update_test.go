@@ -43,6 +43,17 @@ func TestNodePoolRulesOnNodeClassUpdate(t *testing.T) {
 	if len(got) != 1 || got[0].Object.Kind != "EC2NodeClass" || !strings.Contains(got[0].Message, "with this change NodePool zone-a cannot launch") || got[0].Action != config.ActionDeny {
 		t.Errorf("findings on the class: %s", render(got))
 	}
+	// A pool that could not launch with the class as it was is not the change's doing: the edit passes.
+	broken := parseOne(t, "", poolWith("zone-c", "default", "- key: topology.kubernetes.io/zone\n  operator: In\n  values: [us-east-1c]\n"))
+	p := facts.WithClusterNodeClasses(facts.NewSnapshot(cf), func(context.Context) error { return nil })
+	res = cat.Evaluate(&validators.Context{Context: context.Background(), Config: config.Default(), Facts: p,
+		Input: []*objects.Object{oldClass, broken}, Scope: validators.ScopeAdmission, Operation: validators.OperationUpdate, Old: oldClass,
+		FindNodePools: func(string) []*objects.Object { return []*objects.Object{broken} }}, []*objects.Object{newClass})
+	for _, f := range res.Findings {
+		if f.Rule == "nodepool-zones-without-subnets" {
+			t.Errorf("a pool broken before the change refuses the change: %s", render([]validators.Finding{f}))
+		}
+	}
 	res = evaluate(validators.ScopeAdmission, facts.Unknown(facts.ClusterNodePools, "the watch has not synced yet"))
 	found := false
 	for _, n := range res.NotEvaluated {

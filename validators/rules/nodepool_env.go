@@ -52,7 +52,10 @@ func poolsToJudge(c *validators.Context, o *objects.Object) ([]poolJudgement, er
 	return out, nil
 }
 
-// judgePools runs judge on each pool poolsToJudge gives for o, and returns every finding.
+// judgePools runs judge on each pool poolsToJudge gives for o, and returns every finding. On an
+// EC2NodeClass update a pool that could not launch with the class as it was is left out: the change
+// did not break it, and the pool's own review says what is wrong, so an unrelated edit of the class is
+// not refused for it.
 func judgePools(c *validators.Context, o *objects.Object, judge func(*validators.Context, *objects.Object, poolJudgement) ([]validators.Finding, error)) ([]validators.Finding, error) {
 	pools, err := poolsToJudge(c, o)
 	if err != nil {
@@ -63,6 +66,11 @@ func judgePools(c *validators.Context, o *objects.Object, judge func(*validators
 		f, err := judge(c, o, j)
 		if err != nil {
 			return nil, err
+		}
+		if len(f) > 0 && o.NodeClass != nil && c.Old != nil && c.Old.NodeClass != nil {
+			if before, err := judge(c, o, poolJudgement{pool: j.pool, class: c.Old, reqs: j.reqs}); err == nil && len(before) > 0 {
+				continue
+			}
 		}
 		out = append(out, f...)
 	}

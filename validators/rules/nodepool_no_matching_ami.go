@@ -21,7 +21,7 @@ var nodepoolNoMatchingAMI = &validators.Rule{
 	Doc: "Karpenter launches a type only with an AMI of its architecture, and a Windows family only as " +
 		"windows/amd64. A pool that requires kubernetes.io/arch arm64 while the class resolves only x86_64 " +
 		"images (or kubernetes.io/os linux on a Windows class) never launches. On an EC2NodeClass update the " +
-		"webhook judges the NodePools that use the class.",
+		"webhook judges the NodePools that use the class, and refuses the change for those it breaks.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		return judgePools(c, o, amiFinding)
 	},

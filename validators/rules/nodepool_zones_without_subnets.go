@@ -21,7 +21,7 @@ var nodepoolZonesWithoutSubnets = &validators.Rule{
 	Doc: "Karpenter launches a NodePool's nodes only into zones where its EC2NodeClass has a subnet. A pool " +
 		"that requires other zones (topology.kubernetes.io/zone, or topology.k8s.aws/zone-id, in its " +
 		"requirements or template labels) never launches; Karpenter reports it only once pods are pending. " +
-		"On an EC2NodeClass update the webhook judges the NodePools that use the class.",
+		"On an EC2NodeClass update the webhook judges the NodePools that use the class, and refuses the change for those it breaks.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		return judgePools(c, o, zonesFinding)
 	},
