@@ -38,7 +38,7 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 				}
 				if v != verdictYes {
 					missing = append(missing, why)
-					fixes = appendOnce(fixes, fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids <the node subnets> --security-group-ids <a group admitting 443 from the nodes> --private-dns-enabled`", f.cluster.VPCID, endpointService(f.cluster, svc)))
+					fixes = appendOnce(fixes, f.createInterfaceEndpoint(svc, isolated))
 				}
 			}
 			if !f.gatewayFor("s3", s.RouteTableID) {

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -63,7 +62,7 @@ var subnetMissingVPCEndpoints = &validators.Rule{
 				msg += cappedNote(zones)
 			}
 			return validators.Finding{Field: field, Line: line, Message: msg,
-				Fix: fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids <the node subnets> --security-group-ids <a group admitting 443 from the nodes> --private-dns-enabled`", f.cluster.VPCID, endpointService(f.cluster, fixFor))}
+				Fix: f.createInterfaceEndpoint(fixFor, isolated)}
 		})
 		if len(out) == 0 && cniErr != nil {
 			return nil, cniErr

@@ -138,3 +138,41 @@ func isolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, 
 	}
 	return isolated, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}}, nil
 }
+
+// createInterfaceEndpoint is the command that creates an interface endpoint of svc for the isolated
+// subnets: one subnet per zone (an interface endpoint takes at most one per zone), and the groups of an
+// endpoint the VPC already has that admits 443 from all of them, when there is one.
+func (f *endpointFinder) createInterfaceEndpoint(svc string, isolated []facts.Subnet) string {
+	var ids []string
+	var cidrs []netip.Prefix
+	zones := map[string]bool{}
+	for _, s := range isolated {
+		if cidr, ok := subnetCIDR(s); ok {
+			cidrs = append(cidrs, cidr)
+		}
+		if !zones[s.AvailabilityZone] {
+			zones[s.AvailabilityZone] = true
+			ids = append(ids, s.ID)
+		}
+	}
+	groups := "<a group admitting 443 from the nodes>"
+	for _, e := range f.endpoints {
+		if !strings.EqualFold(e.Type, "Interface") || len(e.SecurityGroupIDs) == 0 {
+			continue
+		}
+		var gs []facts.SecurityGroup
+		for _, id := range e.SecurityGroupIDs {
+			g, err := f.groupsOf(id)
+			if err != nil {
+				break
+			}
+			gs = append(gs, g...)
+		}
+		if permits(gs, false, 443, f.nodeIDs, cidrs) == verdictYes {
+			groups = strings.Join(e.SecurityGroupIDs, " ")
+			break
+		}
+	}
+	return fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids %s --security-group-ids %s --private-dns-enabled`",
+		f.cluster.VPCID, endpointService(f.cluster, svc), strings.Join(ids, " "), groups)
+}
