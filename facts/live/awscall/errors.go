@@ -41,6 +41,8 @@ var notFoundCodes = map[string]bool{
 	"NoSuchEntity":              true, // IAM
 	"ResourceNotFoundException": true, // EKS
 	"ParameterNotFound":         true, // SSM
+	"NotFoundException":         true, // KMS
+	"NoSuchResourceException":   true, // Service Quotas: no applied value
 }
 
 // unavailableCodes are the error codes that say the endpoint does not serve the operation.

@@ -35,10 +35,12 @@ func TestClassify(t *testing.T) {
 	}{
 		{"success", nil, OutcomeSuccess},
 		{"IAM not found (404)", answered(404, "iam.amazonaws.com", &smithy.GenericAPIError{Code: "NoSuchEntity"}), OutcomeNotFound},
+		{"KMS not found", answered(400, "kms.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "NotFoundException"}), OutcomeNotFound},
+		{"Service Quotas without an applied value", answered(400, "servicequotas.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "NoSuchResourceException"}), OutcomeNotFound},
 		{"EKS not found (404)", answered(404, "eks.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "ResourceNotFoundException"}), OutcomeNotFound},
 		{"404 without a code", answered(404, "127.0.0.1:4566", &smithy.GenericAPIError{Code: "UnknownError", Message: "UnknownError"}), OutcomeUnavailable},
 		{"404 with a body that is not AWS's", answered(404, "127.0.0.1:4566", &smithy.DeserializationError{Err: errors.New("failed to decode response body")}), OutcomeUnavailable},
-		{"404 with another AWS code", answered(404, "eks.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "NotFoundException"}), OutcomeError},
+		{"404 with another AWS code", answered(404, "eks.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "InvalidRequestException"}), OutcomeError},
 		{"501", answered(501, "127.0.0.1:4566", &smithy.GenericAPIError{Code: "InternalFailure"}), OutcomeUnavailable},
 		{"UnknownOperationException", answered(400, "ssm.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "UnknownOperationException"}), OutcomeUnavailable},
 		{"InvalidAction", answered(400, "ec2.us-east-1.amazonaws.com", &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action DescribeImages is not valid for this web service."}), OutcomeUnavailable},

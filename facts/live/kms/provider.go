@@ -110,10 +110,7 @@ func key(ref string, md *kmstypes.KeyMetadata) *facts.KMSKey {
 }
 
 // notFound reports whether err is KMS's "no such key or alias".
-func notFound(err error) bool {
-	var nf *kmstypes.NotFoundException
-	return errors.As(err, &nf)
-}
+func notFound(err error) bool { return awscall.Classify(err) == awscall.OutcomeNotFound }
 
 // Known tells whether keys can be described, from a permission probe (awscall.Probe) once per TTL. It
 // returns nil for any other fact: those are not this provider's.

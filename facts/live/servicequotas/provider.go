@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/servicequotas"
-	sqtypes "github.com/aws/aws-sdk-go-v2/service/servicequotas/types"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
@@ -100,10 +99,7 @@ func (p *Provider) Quota(ctx context.Context, name string) (int, error) {
 }
 
 // noValue reports whether err is Service Quotas' "no such quota, or no applied value for it".
-func noValue(err error) bool {
-	var nr *sqtypes.NoSuchResourceException
-	return errors.As(err, &nr)
-}
+func noValue(err error) bool { return awscall.Classify(err) == awscall.OutcomeNotFound }
 
 // Known tells whether quotas can be asked, from a permission probe (awscall.Probe) once per TTL. It
 // returns nil for any other fact: those are not this provider's.
