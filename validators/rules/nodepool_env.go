@@ -79,6 +79,33 @@ func judgePools(c *validators.Context, o *objects.Object, judge func(*validators
 
 // classZones returns the zones of the class's subnets, with their zone IDs.
 func classZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone, []facts.Subnet, error) {
+	r := validators.Memo(c, zonesOfClasses, class, func() classZonesResult {
+		z, s, err := readClassZones(c, class)
+		return classZonesResult{z, s, err}
+	})
+	return r.zones, r.subnets, r.err
+}
+
+// zonesOfClasses and archesOfClasses are what each class gives the NodePool rules, once per
+// evaluation: three rules, and every pool of a class, read them.
+var (
+	zonesOfClasses  = &validators.Analysis[*objects.Object, classZonesResult]{Name: "class zones"}
+	archesOfClasses = &validators.Analysis[*objects.Object, classArchesResult]{Name: "class architectures"}
+)
+
+type classZonesResult struct {
+	zones   []scheduling.Zone
+	subnets []facts.Subnet
+	err     error
+}
+
+type classArchesResult struct {
+	arches []string
+	err    error
+}
+
+// readClassZones is classZones without the memo.
+func readClassZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone, []facts.Subnet, error) {
 	subnets, err := selectedSubnets(c, class)
 	if err != nil {
 		return nil, nil, err
@@ -97,6 +124,15 @@ func classZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone
 // architecture whose SSM parameter resolves (Karpenter picks the image by it), another term the
 // architectures of the images it selects.
 func classArchitectures(c *validators.Context, class *objects.Object) ([]string, error) {
+	r := validators.Memo(c, archesOfClasses, class, func() classArchesResult {
+		a, err := readClassArchitectures(c, class)
+		return classArchesResult{a, err}
+	})
+	return r.arches, r.err
+}
+
+// readClassArchitectures is classArchitectures without the memo.
+func readClassArchitectures(c *validators.Context, class *objects.Object) ([]string, error) {
 	var out []string
 	add := func(arch string) {
 		a := ""
@@ -141,30 +177,6 @@ func classArchitectures(c *validators.Context, class *objects.Object) ([]string,
 	return out, nil
 }
 
-// classFamily returns the class's AMI family as Karpenter names it (AL2023, Windows2022, …).
-func classFamily(class *objects.Object) string {
-	if fam, _, ok := alias(class.NodeClass); ok {
-		switch strings.ToLower(fam) {
-		case "al2023":
-			return "AL2023"
-		case "al2":
-			return "AL2"
-		case "bottlerocket":
-			return "Bottlerocket"
-		case "windows2019":
-			return "Windows2019"
-		case "windows2022":
-			return "Windows2022"
-		case "windows2025":
-			return "Windows2025"
-		}
-	}
-	return class.NodeClass.Spec.AMIFamily
-}
-
-// isWindowsFamily reports whether a family launches Windows nodes.
-func isWindowsFamily(fam string) bool { return strings.HasPrefix(fam, "Windows") }
-
 // requirementsOn describes the requirements on keys, for messages: "topology.kubernetes.io/zone In [us-east-1c]".
 func requirementsOn(reqs []scheduling.Requirement, keys ...string) string {
 	var out []string
@@ -173,7 +185,7 @@ func requirementsOn(reqs []scheduling.Requirement, keys ...string) string {
 			continue
 		}
 		if r.FromLabel {
-			out = append(out, fmt.Sprintf("label %s=%s", r.Written, strings.Join(r.Values, "")))
+			out = append(out, fmt.Sprintf("label %s=%s", r.Written, r.Values[0]))
 			continue
 		}
 		d := r.Written + " " + r.Operator

@@ -2,11 +2,13 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
+	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
 )
@@ -33,14 +35,14 @@ func amiFinding(c *validators.Context, o *objects.Object, j poolJudgement) ([]va
 	if err != nil || len(arches) == 0 {
 		return nil, err // no image at all: ami-selector-no-match reports it
 	}
-	fam := classFamily(j.class)
+	fam := family(j.class.NodeClass)
 	osName := "linux"
-	if isWindowsFamily(fam) {
+	if userdata.IsWindows(fam) {
 		osName = "windows"
-		arches = scheduling.AdmittedValues([]scheduling.Requirement{{Key: scheduling.LabelArch, Operator: scheduling.OpIn, Values: []string{"amd64"}}}, scheduling.LabelArch, arches)
-		if len(arches) == 0 {
+		if !slices.Contains(arches, "amd64") {
 			return nil, nil // a Windows class without amd64 images: the AMI rules report it
 		}
+		arches = []string{"amd64"}
 	}
 	if len(scheduling.AdmittedValues(j.reqs, scheduling.LabelOS, []string{osName})) == 0 {
 		msg := fmt.Sprintf("the pool admits only %s, but EC2NodeClass %s launches %s nodes (%s), so Karpenter can launch no node for it", requirementsOn(j.reqs, scheduling.LabelOS), j.class.Name, osName, familyOrAMIs(fam))

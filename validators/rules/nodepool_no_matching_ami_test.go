@@ -17,6 +17,9 @@ func TestNodepoolNoMatchingAMI(t *testing.T) {
 		{name: "arm-pool-x86-images", fires: 1, in: docs(x86Only, poolWith("arm", "x86", arch("arm64"))), facts: clusterFacts()},
 		{name: "arm-pool-windows", fires: 1, in: docs(windows, poolWith("arm", "windows", arch("arm64"))), facts: clusterFacts()},
 		{name: "linux-pool-windows", fires: 1, in: docs(windows, poolWith("linux", "windows", "- key: kubernetes.io/os\n  operator: In\n  values: [linux]\n")), facts: clusterFacts()},
+		// amiFamily wins over the alias, as Karpenter reads it: a Custom class launches Linux nodes.
+		{name: "custom-family-over-windows-alias", in: docs(nodeClass("custom", amiTerms("amiFamily: Custom\namiSelectorTerms:\n  - alias: windows2022@latest\n")),
+			poolWith("linux", "custom", "- key: kubernetes.io/os\n  operator: In\n  values: [linux]\n")), facts: clusterFacts()},
 		{name: "images-unknown", in: docs(x86Only, poolWith("arm", "x86", arch("arm64"))), facts: clusterFacts(without("images")), notEvaluated: "not in the facts snapshot: images"},
 	})
 }

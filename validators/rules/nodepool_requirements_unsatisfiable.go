@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,7 +53,7 @@ func requirementsFinding(c *validators.Context, o *objects.Object, j poolJudgeme
 	if err != nil {
 		return nil, err
 	}
-	env := scheduling.Env{Architectures: arches, AMIFamily: classFamily(j.class), Zones: zones}
+	env := scheduling.Env{Architectures: arches, AMIFamily: family(j.class.NodeClass), Zones: zones}
 	if cl, err := c.Facts.Cluster(c); err == nil {
 		env.Region = cl.Region
 	}
@@ -132,11 +133,11 @@ func noTypeFinding(o *objects.Object, j poolJudgement, types []facts.InstanceTyp
 			var near []string
 			for _, v := range r.Values {
 				ns := scheduling.Nearest(types, env, r.Key, v, 3)
-				if contains(ns, v) {
+				if slices.Contains(ns, v) {
 					continue // the value exists: other requirements exclude it
 				}
 				for _, n := range ns {
-					if !contains(near, n) {
+					if !slices.Contains(near, n) {
 						near = append(near, n)
 					}
 				}
@@ -168,13 +169,4 @@ func sortedUnusable(m map[scheduling.Unusable]int) []scheduling.Unusable {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
