@@ -55,7 +55,7 @@ var subnetMissingVPCEndpoints = &validators.Rule{
 			}
 		}
 		field, line := selectorField(o, "subnetSelectorTerms")
-		out := zoneFindings(isolated, defects, func(details []string, capped bool, zones []string) validators.Finding {
+		out := zoneFindings(f.subnets, defects, func(details []string, capped bool, zones []string) validators.Finding {
 			msg := "nodes cannot make the AWS calls joining needs, so they launch but never become Ready: " + strings.Join(details, "; ")
 			if capped {
 				msg = "nodes may not be able to make the AWS calls joining needs: " + strings.Join(details, "; ")

@@ -30,6 +30,8 @@ type endpointFinder struct {
 	endpoints []facts.VPCEndpoint
 	nodeIDs   []string
 	groups    map[string][]facts.SecurityGroup
+	// subnets are all the class's node subnets: a zone stops launching only when all of its do.
+	subnets []facts.Subnet
 }
 
 // interfaceFor tells whether an Interface endpoint of svc is usable from subnet cidr: available, with
@@ -96,9 +98,28 @@ func (f *endpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
 }
 
 // isolatedSubnets returns the class's node subnets with no way out of the VPC, and what the endpoint
-// rules need to judge them. With none isolated it returns an unknown fact when some subnet's routes or
-// CIDR are unknown (it might be isolated), else nothing.
+// rules need to judge them (the finder also holds every node subnet, for the zone rule). With none
+// isolated it returns an unknown fact when some subnet's routes or CIDR are unknown (it might be
+// isolated), else nothing.
 func isolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, *endpointFinder, error) {
+	r := validators.Memo(c, isolations, o, func() isolation {
+		isolated, f, err := findIsolated(c, o)
+		return isolation{isolated, f, err}
+	})
+	return r.isolated, r.finder, r.err
+}
+
+// isolations are the isolated subnets of each class, for one evaluation: both endpoint rules read them.
+var isolations = &validators.Analysis[*objects.Object, isolation]{Name: "isolated subnets"}
+
+type isolation struct {
+	isolated []facts.Subnet
+	finder   *endpointFinder
+	err      error
+}
+
+// findIsolated is isolatedSubnets without the memo.
+func findIsolated(c *validators.Context, o *objects.Object) ([]facts.Subnet, *endpointFinder, error) {
 	if err := requireIPv4(c); err != nil {
 		return nil, nil, err
 	}
@@ -136,7 +157,7 @@ func isolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return isolated, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}}, nil
+	return isolated, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}, subnets: subnets}, nil
 }
 
 // createInterfaceEndpoint is the command that creates an interface endpoint of svc for the isolated
