@@ -280,7 +280,7 @@ func (v *validator) network(cf *ClusterFacts) {
 			switch e.Type {
 			case "", "Interface", "Gateway", "GatewayLoadBalancer", "Resource", "ServiceNetwork":
 			default:
-				v.errorf(v.at("vpcEndpoints", i, "type"), "vpcEndpoints[%d].type %q: expected Interface, Gateway or GatewayLoadBalancer", i, e.Type)
+				v.errorf(v.at("vpcEndpoints", i, "type"), "vpcEndpoints[%d].type %q: expected Interface, Gateway, GatewayLoadBalancer, Resource or ServiceNetwork", i, e.Type)
 			}
 		}
 	}

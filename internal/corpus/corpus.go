@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/fakeaws"
@@ -245,7 +246,7 @@ func WithNetwork(cf *facts.ClusterFacts, types []facts.InstanceType) *facts.Clus
 	yes := true
 	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"}
 	ids := []string{"use1-az1", "use1-az2", "use1-az4", "use1-az6", "use1-az3", "use1-az5"}
-	if c := cf.Cluster; c != nil && c.IPFamily == "" {
+	if c := cf.Cluster; c != nil && c.SubnetIDs == nil {
 		c.EndpointPublicAccess, c.EndpointPrivateAccess, c.PublicAccessCidrs = &yes, &yes, []string{"0.0.0.0/0"}
 		c.ClusterSecurityGroupID, c.SecurityGroupIDs = "sg-0node", []string{}
 		c.SubnetIDs, c.IPFamily = []string{"subnet-cp000001", "subnet-cp000002"}, "ipv4"
@@ -275,6 +276,9 @@ func WithNetwork(cf *facts.ClusterFacts, types []facts.InstanceType) *facts.Clus
 			s.Routes = []facts.Route{{Destination: "0.0.0.0/0", Target: fmt.Sprintf("nat-0%d", z), State: facts.RouteActive}}
 		}
 		for i, id := range []string{"subnet-cp000001", "subnet-cp000002"} {
+			if slices.ContainsFunc(*cf.Subnets, func(s facts.Subnet) bool { return s.ID == id }) {
+				continue // added by an earlier call
+			}
 			*cf.Subnets = append(*cf.Subnets, facts.Subnet{ID: id, VPCID: "vpc-0a1b2c3d", AvailabilityZone: zones[i], Tags: map[string]string{"Name": "control-plane"},
 				SubnetNetwork: facts.SubnetNetwork{AvailabilityZoneID: ids[i], CIDRBlock: fmt.Sprintf("10.0.%d.0/28", 250+i), AvailableIPAddressCount: &free,
 					RouteTableID: fmt.Sprintf("rtb-0priv%d", i), Routes: []facts.Route{{Destination: "0.0.0.0/0", Target: fmt.Sprintf("nat-0%d", i), State: facts.RouteActive}}}})

@@ -265,7 +265,7 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 func ec2IDError(op string) string {
 	return map[string]string{"DescribeImages": "InvalidAMIID", "DescribeSubnets": "InvalidSubnetID",
 		"DescribeSecurityGroups": "InvalidGroup", "DescribeRouteTables": "InvalidRouteTableID",
-		"DescribeNatGateways": "InvalidNatGatewayID", "DescribeVpcEndpoints": "InvalidVpcEndpointId"}[op]
+		"DescribeNatGateways": "InvalidNatGatewayID", "DescribeVpcEndpoints": "InvalidVpcEndpointId", "DescribeCapacityReservations": "InvalidCapacityReservationId"}[op]
 }
 
 // matches reports whether a resource passes every filter; values returns the resource's values for a

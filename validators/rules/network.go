@@ -136,6 +136,24 @@ type controlPlane struct {
 // controlPlaneNetwork reads the control plane's groups and subnets by id; those the facts do not show
 // are listed in missing.
 func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
+	r := validators.Memo(c, controlPlanes, struct{}{}, func() controlPlaneResult {
+		cp, err := readControlPlane(c)
+		return controlPlaneResult{cp, err}
+	})
+	return r.cp, r.err
+}
+
+// controlPlanes is the control plane's network, read once per evaluation: two rules and every class
+// ask it.
+var controlPlanes = &validators.Analysis[struct{}, controlPlaneResult]{Name: "control-plane network"}
+
+type controlPlaneResult struct {
+	cp  *controlPlane
+	err error
+}
+
+// readControlPlane is controlPlaneNetwork without the memo.
+func readControlPlane(c *validators.Context) (*controlPlane, error) {
 	cl, err := c.Facts.Cluster(c)
 	if err != nil {
 		return nil, err

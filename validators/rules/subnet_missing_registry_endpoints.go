@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
@@ -38,7 +39,9 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 				}
 				if v != verdictYes {
 					missing = append(missing, why)
-					fixes = appendOnce(fixes, f.createInterfaceEndpoint(svc, isolated))
+					if fix := f.createInterfaceEndpoint(svc, isolated); !slices.Contains(fixes, fix) {
+						fixes = append(fixes, fix)
+					}
 				}
 			}
 			if !f.gatewayFor("s3", s.RouteTableID) {
@@ -46,7 +49,9 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 					return nil, err
 				} else if v != verdictYes {
 					missing = append(missing, fmt.Sprintf("no s3 gateway endpoint in route table %s and no usable s3 interface endpoint", s.RouteTableID))
-					fixes = appendOnce(fixes, fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Gateway --service-name %s --route-table-ids %s`", f.cluster.VPCID, endpointService(f.cluster, "s3"), s.RouteTableID))
+					if fix := fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Gateway --service-name %s --route-table-ids %s`", f.cluster.VPCID, endpointService(f.cluster, "s3"), s.RouteTableID); !slices.Contains(fixes, fix) {
+						fixes = append(fixes, fix)
+					}
 				}
 			}
 			if len(missing) > 0 {
@@ -62,14 +67,4 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 			Fix:     strings.Join(fixes, "; "),
 		}}, nil
 	},
-}
-
-// appendOnce appends s unless list holds it.
-func appendOnce(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
 }

@@ -37,11 +37,7 @@ var subnetPublic = &validators.Rule{
 			if s.MapPublicIPOnLaunch {
 				ip = "instances get a public IP there (mapPublicIpOnLaunch true)"
 			}
-			name := s.Tags["Name"]
-			if name != "" {
-				name = " " + name
-			}
-			pub = append(pub, fmt.Sprintf("%s%s (%s) routes to an internet gateway and %s", s.ID, name, s.AvailabilityZone, ip))
+			pub = append(pub, fmt.Sprintf("%s routes to an internet gateway and %s", subnetName(s), ip))
 		}
 		if len(pub) == 0 {
 			return nil, nil
