@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -47,22 +49,40 @@ func (e *KustomizeError) Unwrap() error { return e.Err }
 // generator made, is reported in the kustomization file that did it: the one built for a patch
 // (kustomize does not record which patch changed which field), at its patches list; the generator's
 // for a generated one. A build that fails is a *KustomizeError.
+//
+// Unless Reader.AllowRemote is set, kustomize reads nothing but files of the repository that holds
+// dir (else of dir), never through a link out of it, and a kustomization naming a remote resource,
+// base or component (an http(s) or git URL) is refused before anything is fetched: a *RemoteError.
 func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) error {
+	_, err := r.addKustomization(ctx, set, dir)
+	return err
+}
+
+// addKustomization is AddKustomization that also returns the files the rendered objects came from.
+func (r Reader) addKustomization(ctx context.Context, set *Set, dir string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	kustFile, err := kustomizationFile(dir)
 	if err != nil {
-		return &KustomizeError{Dir: dir, Err: err}
+		return nil, &KustomizeError{Dir: dir, Err: err}
 	}
 	abs, err := filepath.Abs(kustFile)
 	if err != nil {
-		return &KustomizeError{Dir: dir, Err: err}
+		return nil, &KustomizeError{Dir: dir, Err: err}
 	}
-	fsys := originFS{FileSystem: filesys.MakeFsOnDisk(), kustomization: abs}
+	fsys := &guardedFS{FileSystem: filesys.MakeFsOnDisk(), kustomization: abs, max: r.max(), allowRemote: r.AllowRemote}
+	if !r.AllowRemote {
+		if fsys.tree, err = boundary(dir); err != nil {
+			return nil, &KustomizeError{Dir: dir, Err: err}
+		}
+	}
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
+	if fsys.refused != nil {
+		return nil, &KustomizeError{Dir: dir, Err: fsys.refused}
+	}
 	if err != nil {
-		return &KustomizeError{Dir: dir, Err: err}
+		return nil, &KustomizeError{Dir: dir, Err: err}
 	}
 	if r.FactsHome {
 		for _, home := range append(existingHome(dir), ancestorFactsHomes(dir)...) {
@@ -82,24 +102,28 @@ func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) erro
 		set.scopes = map[*objects.Object]string{}
 	}
 	sources := map[string][]*objects.Object{} // source file → its objects
+	var files []string
 	for _, res := range m.Resources() {
 		origin, err := res.GetOrigin()
 		if err != nil {
-			return &KustomizeError{Dir: dir, Err: fmt.Errorf("origin of %s: %w", res.CurId(), err)}
+			return nil, &KustomizeError{Dir: dir, Err: fmt.Errorf("origin of %s: %w", res.CurId(), err)}
 		}
 		if err := res.SetOrigin(nil); err != nil {
-			return &KustomizeError{Dir: dir, Err: fmt.Errorf("remove the origin of %s: %w", res.CurId(), err)}
+			return nil, &KustomizeError{Dir: dir, Err: fmt.Errorf("remove the origin of %s: %w", res.CurId(), err)}
 		}
 		data, err := res.AsYAML()
 		if err != nil {
-			return &KustomizeError{Dir: dir, Err: fmt.Errorf("render %s: %w", res.CurId(), err)}
+			return nil, &KustomizeError{Dir: dir, Err: fmt.Errorf("render %s: %w", res.CurId(), err)}
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-			return &KustomizeError{Dir: dir, Err: fmt.Errorf("read back %s: %v", res.CurId(), err)}
+			return nil, &KustomizeError{Dir: dir, Err: fmt.Errorf("read back %s: %v", res.CurId(), err)}
 		}
 		root := doc.Content[0]
 		file := r.place(sources, dir, kustFile, origin, root)
+		if origin != nil && origin.Repo == "" && origin.ConfiguredIn == "" {
+			files = append(files, filepath.Join(dir, origin.Path))
+		}
 		objs, ignored, others, errs := decodeNode(file, 0, root, map[*yaml.Node]bool{})
 		for _, o := range objs {
 			set.scopes[o] = kustFile
@@ -109,7 +133,7 @@ func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) erro
 		set.addOthers(others)
 		set.Errors = append(set.Errors, errs...)
 	}
-	return nil
+	return files, nil
 }
 
 // place finds where a rendered object is in the repository, sets the line of every node of root to
@@ -123,6 +147,10 @@ func (r Reader) place(sources map[string][]*objects.Object, dir, kustFile string
 	case origin.Repo != "":
 		setLines(root, 0)
 		return origin.Repo + "//" + filepath.ToSlash(origin.Path)
+	case httpOrigin(origin.Path) != "":
+		// Fetched over http (--kustomize-allow-remote): its lines are not known.
+		setLines(root, 1)
+		return httpOrigin(origin.Path)
 	case origin.ConfiguredIn != "":
 		// Made by a generator.
 		setLines(root, 1)
@@ -291,20 +319,89 @@ func kustomizationFile(dir string) (string, error) {
 	return "", errors.New("no kustomization.yaml, kustomization.yml or Kustomization in the directory")
 }
 
-// originFS is the on-disk filesystem, read as kustomize reads it, except that the kustomization
-// built asks for origin annotations: kustomize passes the option down to every kustomization it
-// includes, and has no other way to turn it on.
-type originFS struct {
+// guardedFS is the on-disk file system, read as kustomize reads it, except that the kustomization
+// built asks for origin annotations (kustomize passes the option down to every kustomization it
+// includes, and has no other way to turn it on), and that unless remote resources are allowed:
+//   - only regular files inside tree are read, of at most max bytes (a link out of the repository, a
+//     FIFO or a device is refused), and nothing is written;
+//   - a kustomization that names a remote resource is refused when it is read, before kustomize acts
+//     on it: kustomize itself cannot be told not to fetch (its loader clones git URLs and GETs http
+//     ones), but every kustomization reaches it through this file system first.
+//
+// The first refusal is kept in refused, so that the build's error can name it whatever kustomize
+// wraps it in.
+type guardedFS struct {
 	filesys.FileSystem
 	// kustomization is the absolute path of the kustomization file built.
 	kustomization string
+	// tree is the resolved directory kustomize may read in; "" with allowRemote (a remote base is
+	// cloned into a temporary directory elsewhere).
+	tree        string
+	max         int64
+	allowRemote bool
+
+	refused error
 }
 
-// ReadFile reads a file, adding originAnnotations to the buildMetadata of the kustomization built.
-func (f originFS) ReadFile(path string) ([]byte, error) {
-	data, err := f.FileSystem.ReadFile(path)
+// RemoteError is a kustomization that names a remote resource while remote resources are not allowed.
+type RemoteError struct {
+	// File is the kustomization file, URL what it names.
+	File, URL string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("%s names the remote resource %s: check does not fetch remote resources, bases or components "+
+		"(a pull request could make CI reach any address); render it yourself (kustomize build | karpenter-guard check -f -) "+
+		"or pass --kustomize-allow-remote where the repository is trusted", e.File, e.URL)
+}
+
+// refuse records the first refusal and returns it.
+func (f *guardedFS) refuse(err error) error {
+	if f.refused == nil {
+		f.refused = err
+	}
+	return err
+}
+
+// check refuses a path kustomize may not read: outside the tree, or not a regular file or directory.
+func (f *guardedFS) check(path string) error {
+	if f.allowRemote {
+		return nil
+	}
+	real, err := realPath(path)
+	if err != nil {
+		return nil // does not exist: kustomize says so
+	}
+	if !within(f.tree, real) {
+		return f.refuse(fmt.Errorf("%s leads outside %s: kustomize may read only the repository's files", path, f.tree))
+	}
+	info, err := os.Stat(real)
+	if err == nil && !info.Mode().IsRegular() && !info.IsDir() {
+		return f.refuse(fmt.Errorf("%s: %w", path, notRegular(info.Mode())))
+	}
+	return nil
+}
+
+// ReadFile reads a file for kustomize within the guard's limits, adding originAnnotations to the
+// buildMetadata of the kustomization built.
+func (f *guardedFS) ReadFile(path string) ([]byte, error) {
+	if err := f.check(path); err != nil {
+		return nil, err
+	}
+	var data []byte
+	var err error
+	if f.allowRemote {
+		data, err = f.FileSystem.ReadFile(path)
+	} else {
+		data, err = readRegular(path, f.max)
+	}
 	if err != nil {
 		return data, err
+	}
+	if !f.allowRemote && isKustomizationName(filepath.Base(path)) {
+		if url := remoteReference(data); url != "" {
+			return nil, f.refuse(&RemoteError{File: displayPath(path), URL: url})
+		}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil || abs != f.kustomization {
@@ -323,3 +420,170 @@ func (f originFS) ReadFile(path string) ([]byte, error) {
 	k["buildMetadata"] = append(meta, "originAnnotations")
 	return sigsyaml.Marshal(k)
 }
+
+// Open opens a file within the guard's limits.
+func (f *guardedFS) Open(path string) (filesys.File, error) {
+	if err := f.check(path); err != nil {
+		return nil, err
+	}
+	return f.FileSystem.Open(path)
+}
+
+// ReadDir lists a directory within the guard's limits.
+func (f *guardedFS) ReadDir(path string) ([]string, error) {
+	if err := f.check(path); err != nil {
+		return nil, err
+	}
+	return f.FileSystem.ReadDir(path)
+}
+
+// Create, Mkdir, MkdirAll, RemoveAll and WriteFile are refused unless remote resources are allowed (a
+// remote base is cloned into, and removed from, a temporary directory): a build only reads.
+func (f *guardedFS) Create(path string) (filesys.File, error) {
+	if err := f.noWrite(path); err != nil {
+		return nil, err
+	}
+	return f.FileSystem.Create(path)
+}
+
+func (f *guardedFS) Mkdir(path string) error {
+	if err := f.noWrite(path); err != nil {
+		return err
+	}
+	return f.FileSystem.Mkdir(path)
+}
+
+func (f *guardedFS) MkdirAll(path string) error {
+	if err := f.noWrite(path); err != nil {
+		return err
+	}
+	return f.FileSystem.MkdirAll(path)
+}
+
+func (f *guardedFS) RemoveAll(path string) error {
+	if err := f.noWrite(path); err != nil {
+		return err
+	}
+	return f.FileSystem.RemoveAll(path)
+}
+
+func (f *guardedFS) WriteFile(path string, data []byte) error {
+	if err := f.noWrite(path); err != nil {
+		return err
+	}
+	return f.FileSystem.WriteFile(path, data)
+}
+
+func (f *guardedFS) noWrite(path string) error {
+	if f.allowRemote {
+		return nil
+	}
+	return f.refuse(fmt.Errorf("kustomize tried to write %s: a check only reads", path))
+}
+
+// remoteReference returns the first remote URL a kustomization names where kustomize would fetch it:
+// resources, bases, components, generators, transformers, validators, and every file it reads (a
+// patch or a generator's file given as an http URL is fetched too); "" when there is none or the file
+// is not a kustomization kustomize can read (it then says why itself).
+func remoteReference(data []byte) string {
+	var kt types.Kustomization
+	if kt.Unmarshal(data) != nil {
+		return ""
+	}
+	kt.FixKustomization()
+	var refs []string
+	refs = append(refs, kt.Resources...)
+	refs = append(refs, kt.Components...)
+	refs = append(refs, kt.Generators...)
+	refs = append(refs, kt.Transformers...)
+	refs = append(refs, kt.Validators...)
+	refs = append(refs, kt.Crds...)
+	refs = append(refs, kt.Configurations...)
+	refs = append(refs, kt.OpenAPI["path"])
+	for _, p := range kt.Patches {
+		refs = append(refs, p.Path)
+	}
+	for _, p := range kt.PatchesJson6902 {
+		refs = append(refs, p.Path)
+	}
+	for _, p := range kt.PatchesStrategicMerge {
+		if !strings.Contains(string(p), "\n") {
+			refs = append(refs, string(p))
+		}
+	}
+	for _, rf := range kt.Replacements {
+		refs = append(refs, rf.Path)
+	}
+	for _, g := range append(kt.ConfigMapGenerator, configMapArgs(kt.SecretGenerator)...) {
+		for _, s := range g.FileSources {
+			if _, path, found := strings.Cut(s, "="); found {
+				s = path
+			}
+			refs = append(refs, s)
+		}
+		refs = append(refs, g.EnvSources...)
+	}
+	for _, h := range kt.HelmCharts {
+		refs = append(refs, h.Repo, h.ValuesFile)
+		refs = append(refs, h.AdditionalValuesFiles...)
+	}
+	for _, ref := range refs {
+		if ref != "" && isRemote(ref) {
+			return ref
+		}
+	}
+	return ""
+}
+
+// httpOrigin returns the URL of an object kustomize fetched over http, from its origin's path (which
+// kustomize cleans as a file path: "https:/host/x"); "" for any other origin.
+func httpOrigin(path string) string {
+	for _, scheme := range []string{"https:/", "http:/"} {
+		if rest, ok := strings.CutPrefix(path, scheme); ok {
+			return scheme + "/" + strings.TrimPrefix(rest, "/")
+		}
+	}
+	return ""
+}
+
+// displayPath names a file kustomize read (always by its absolute path) as the user would: relative to
+// the working directory when it is below it.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
+}
+
+// configMapArgs gives secret generators' sources the shape of config map generators'.
+func configMapArgs(secrets []types.SecretArgs) []types.ConfigMapArgs {
+	out := make([]types.ConfigMapArgs, 0, len(secrets))
+	for _, s := range secrets {
+		out = append(out, types.ConfigMapArgs{GeneratorArgs: s.GeneratorArgs})
+	}
+	return out
+}
+
+// isRemote reports whether kustomize would fetch a path instead of reading it from disk: an URL with a
+// scheme (http, https, ssh, file: a git clone of any path), an SCP-like user@host:path, or a GitHub
+// path without a scheme, each with kustomize's optional "git::" prefix. It mirrors kustomize's own
+// reading of remote references (its parser is internal to kustomize), leaning towards "remote".
+func isRemote(p string) bool {
+	s := strings.ToLower(strings.TrimSpace(p))
+	s = strings.TrimPrefix(s, "git::")
+	switch {
+	case strings.Contains(s, "://"):
+		return true
+	case strings.HasPrefix(s, "github.com/"), strings.HasPrefix(s, "github.com:"):
+		return true
+	}
+	return scpLike.MatchString(s)
+}
+
+// scpLike is a git SCP-like address: a user name, "@", a host and a path.
+var scpLike = regexp.MustCompile(`^[a-z][a-z0-9-]*@[^/]+[:/]`)

@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -77,6 +75,15 @@ type Set struct {
 	// Excluded are the paths under a walked directory left out by --exclude or an ignore file
 	// (IgnoreFile), files and directories (a directory counts once: it is not walked).
 	Excluded []string
+	// Unread are the paths found under the inputs and deliberately not read (links out of the tree,
+	// special files, kustomize patches), with the reason.
+	Unread []Unread
+	// Notes are what the reader has to tell that is neither an error nor a finding: a kustomization
+	// under a directory that does not build, and what was checked instead.
+	Notes []string
+	// Rendered are the kustomization directories under the -f directories that were rendered
+	// (Reader.Kustomize).
+	Rendered []string
 	// FactsHomes are the ClusterFacts snapshots read from FactsHome directories, in the order read.
 	FactsHomes []string
 	// Sources holds the bytes of every file read, by path, for the fixer.
@@ -105,6 +112,19 @@ type Reader struct {
 	// Exclude are globs of paths not to read under a walked directory, matched against the path
 	// relative to the directory given and against the base name (see Ignore for the syntax).
 	Exclude []string
+	// Kustomize makes the reader understand the kustomizations under a directory it walks: each one
+	// no other kustomization there includes is rendered as kustomize builds it (AddKustomization), the
+	// files it takes its objects from are checked through the rendering, the files kustomizations use
+	// as patches or generator input are never judged as whole objects (also when named with -f), and
+	// a kustomization that does not build leaves its files to be read one by one, with a note.
+	// Without it (--fix, which edits files), every file is read as it is, except patches.
+	Kustomize bool
+	// Render, with Kustomize, renders the kustomizations; without it only patches are left out.
+	Render bool
+	// AllowRemote lets kustomize fetch remote resources, bases and components (http(s) and git URLs).
+	// Off by default: a check on a pull request must never make the runner reach an address the pull
+	// request chose.
+	AllowRemote bool
 	// FactsHome makes the reader look for a ClusterFacts snapshot at FactsHome/cluster-facts.yaml in
 	// every directory it walks and, for each path given, in its directory's ancestors up to the
 	// repository root (the first directory holding .git): see FindFactsHomes.
@@ -132,19 +152,25 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 		err := w.expand(p)
 		set.Charts = append(set.Charts, w.charts...)
 		set.Excluded = append(set.Excluded, w.excluded...)
+		set.Unread = append(set.Unread, w.unread...)
 		set.Errors = append(set.Errors, w.errs...)
 		if err != nil {
 			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
 			continue
 		}
 		files := w.files
-		if r.FactsHome {
-			files = append(files, w.homes...)
-			files = append(files, ancestorFactsHomes(p)...)
+		if w.root == "" { // a file given by name
+			if err := linkInside(p); err != nil {
+				set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
+				continue
+			}
 		}
-		for _, f := range files {
-			home := filepath.Base(filepath.Dir(f)) == FactsHome
-			if home && slices.Contains(set.FactsHomes, f) {
+		var homes []string
+		if r.FactsHome {
+			homes = append(w.homes, ancestorFactsHomes(p)...)
+		}
+		for _, f := range homes {
+			if slices.Contains(set.FactsHomes, f) {
 				continue // found again from another path given
 			}
 			data, err := r.readFile(f)
@@ -152,9 +178,16 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 				set.Errors = append(set.Errors, Error{File: f, Message: err.Error()})
 				continue
 			}
-			if home {
-				set.FactsHomes = append(set.FactsHomes, f)
-				set.addFactsHome(Source{Path: f, Data: data})
+			set.FactsHomes = append(set.FactsHomes, f)
+			set.addFactsHome(Source{Path: f, Data: data})
+		}
+		if r.Kustomize {
+			files = r.throughKustomizations(ctx, set, p, &w)
+		}
+		for _, f := range files {
+			data, err := r.readFile(f)
+			if err != nil {
+				set.Errors = append(set.Errors, Error{File: f, Message: err.Error()})
 				continue
 			}
 			set.Add(Source{Path: f, Data: data})
@@ -188,24 +221,48 @@ func (r Reader) max() int64 {
 }
 
 func (r Reader) readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := readRegular(path, r.max())
 	if err != nil {
-		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+		return nil, readError(err)
 	}
-	defer f.Close()
-	return r.readLimited(path, f)
+	return data, nil
+}
+
+// readError words a failed read: the size limit as it is, anything else as "cannot read".
+func readError(err error) error {
+	var large errTooLarge
+	if errors.As(err, &large) {
+		return large
+	}
+	return fmt.Errorf("cannot read: %w", unwrapPath(err))
 }
 
 func (r Reader) readLimited(name string, in io.Reader) ([]byte, error) {
 	if in == nil {
 		return nil, errors.New("no standard input")
 	}
-	data, err := io.ReadAll(io.LimitReader(in, r.max()+1))
+	data, err := readAllLimited(in, r.max())
 	if err != nil {
-		return nil, fmt.Errorf("cannot read: %w", unwrapPath(err))
+		return nil, readError(err)
 	}
-	if int64(len(data)) > r.max() {
-		return nil, fmt.Errorf("file is larger than the %s limit (--max-file-size): not a manifest, or split it", humanSize(r.max()))
+	return data, nil
+}
+
+// errTooLarge is a file over the size limit.
+type errTooLarge int64
+
+func (e errTooLarge) Error() string {
+	return fmt.Sprintf("file is larger than the %s limit (--max-file-size): not a manifest, or split it", humanSize(int64(e)))
+}
+
+// readAllLimited reads at most max bytes of in; more is an errTooLarge.
+func readAllLimited(in io.Reader, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(in, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, errTooLarge(max)
 	}
 	return data, nil
 }
@@ -226,113 +283,6 @@ func humanSize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// walk lists the manifest files under a path given to the reader.
-type walk struct {
-	exclude   []string
-	factsHome bool
-
-	// files are the manifest files found, in lexical order.
-	files []string
-	// charts are the Helm chart directories skipped.
-	charts []string
-	// excluded are the paths left out by exclude or the ignore file.
-	excluded []string
-	// homes are the facts snapshots found in the walked directories (factsHome).
-	homes []string
-	// errs are the ignore file's errors.
-	errs []Error
-}
-
-// expand lists the manifest files under a path: the path itself when it is a file, else every
-// .yaml/.yml/.json file below it (hidden directories, Helm charts and the paths excluded by --exclude or
-// the directory's ignore file skipped), in lexical order, and the chart directories it skipped. A file
-// given by name is read even when a glob matches it.
-func (w *walk) expand(root string) error {
-	info, err := os.Stat(root)
-	if err != nil {
-		return fmt.Errorf("cannot read: %w", unwrapPath(err))
-	}
-	if !info.IsDir() {
-		w.files = []string{root}
-		return nil
-	}
-	var ignore *Ignore
-	ignorePath := filepath.Join(root, IgnoreFile)
-	if data, err := os.ReadFile(ignorePath); err == nil {
-		ignore, w.errs = ParseIgnore(ignorePath, data)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		w.errs = append(w.errs, Error{File: ignorePath, Message: "cannot read: " + unwrapPath(err).Error()})
-	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if p != root && w.excludes(ignore, root, p, d.IsDir()) {
-			w.excluded = append(w.excluded, p)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err == nil {
-				w.charts = append(w.charts, p)
-				return filepath.SkipDir
-			}
-			if w.factsHome {
-				home := filepath.Join(p, FactsHome, FactsHomeFile)
-				if info, err := os.Stat(home); err == nil && info.Mode().IsRegular() {
-					w.homes = append(w.homes, home)
-				}
-			}
-			return nil
-		}
-		if isManifestName(p) {
-			w.files = append(w.files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot walk directory: %w", unwrapPath(err))
-	}
-	sort.Strings(w.files)
-	if len(w.files) == 0 && len(w.charts) == 0 && len(w.homes) == 0 && len(w.excluded) == 0 {
-		return errors.New("directory holds no .yaml, .yml or .json file")
-	}
-	return nil
-}
-
-// excludes reports whether the walk leaves out path p under root: a directory, or a manifest file,
-// that a --exclude glob or the ignore file matches. Other files are not read anyway, so they are not
-// counted.
-func (w *walk) excludes(ignore *Ignore, root, p string, dir bool) bool {
-	if !dir && !isManifestName(p) {
-		return false
-	}
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	rel = filepath.ToSlash(rel)
-	for _, g := range w.exclude {
-		if matchExclude(g, rel) {
-			return true
-		}
-	}
-	return ignore.Excluded(rel, dir)
-}
-
-func isManifestName(p string) bool {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
 }
 
 // Add parses one source into the set.

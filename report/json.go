@@ -28,6 +28,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	writeArray(bw, "notEvaluated", r.NotEvaluated)
 	writeArray(bw, "skipped", r.Skipped)
 	writeArray(bw, "errors", r.Errors)
+	writeArray(bw, "unread", r.Unread)
 	bw.WriteString(`  "summary": `)
 	writeValue(bw, r.Summary)
 	bw.WriteString("\n}\n")

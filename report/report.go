@@ -24,6 +24,9 @@ type Report struct {
 	NotEvaluated []validators.NotEvaluated `json:"notEvaluated"`
 	Skipped      []validators.Skipped      `json:"skipped"`
 	Errors       []manifest.Error          `json:"errors"`
+	// Unread are the paths found under the inputs and deliberately not read: symbolic links out of the
+	// tree, special files, kustomize patches (checked through what their kustomization renders).
+	Unread []manifest.Unread `json:"unread"`
 	// Notes are what the facts provider said about its answers, such as a cached answer served
 	// because AWS throttled (live facts only).
 	Notes   []string `json:"notes,omitempty"`
@@ -51,6 +54,10 @@ type Summary struct {
 	// Excluded counts the paths --exclude or a .karpenter-guard-ignore file left out of the directories
 	// walked (a directory once).
 	Excluded int `json:"excluded"`
+	// Unread counts the paths found and deliberately not read (Report.Unread).
+	Unread int `json:"unread"`
+	// Rendered counts the kustomizations under the -f directories rendered as kustomize builds them.
+	Rendered int `json:"rendered"`
 	// Fixed counts findings fixed by --fix (0 without it).
 	Fixed int `json:"fixed"`
 }
@@ -62,6 +69,7 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		NotEvaluated: nonNil(res.NotEvaluated),
 		Skipped:      nonNil(res.Skipped),
 		Errors:       nonNil(set.Errors),
+		Unread:       nonNil(set.Unread),
 		Notes:        res.Notes,
 	}
 	for _, o := range set.Objects {
@@ -79,6 +87,8 @@ func New(res validators.Result, set *manifest.Set) *Report {
 		Ignored:      set.Ignored,
 		NotObjects:   set.NotObjects,
 		Excluded:     len(set.Excluded),
+		Unread:       len(set.Unread),
+		Rendered:     len(set.Rendered),
 	}
 	return r
 }

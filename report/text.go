@@ -164,6 +164,12 @@ func (r *Report) summaryLine() string {
 	if s.Excluded > 0 {
 		aside = append(aside, wording.Plural(s.Excluded, "path", "paths")+" excluded")
 	}
+	if s.Rendered > 0 {
+		aside = append(aside, wording.Plural(s.Rendered, "kustomization", "kustomizations")+" rendered")
+	}
+	if s.Unread > 0 {
+		aside = append(aside, wording.Plural(s.Unread, "path", "paths")+" not read")
+	}
 	if len(aside) > 0 {
 		line += " (" + strings.Join(aside, "; ") + ")"
 	}

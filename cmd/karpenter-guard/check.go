@@ -119,7 +119,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		ev.facts = snap
 	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
-	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, stderr)
+	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, o.fix || o.diff, stderr)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		}
 		fixed = outcome.Fixed
 		if len(paths) > 0 {
-			if set, err = readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, false, stderr); err != nil {
+			if set, err = readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, false, true, stderr); err != nil {
 				return err
 			}
 		}

@@ -107,8 +107,13 @@ func TestJSONContract(t *testing.T) {
 			Line    int    `json:"line"`
 			Message string `json:"message"`
 		} `json:"errors"`
+		Unread []struct {
+			Path   string `json:"path"`
+			Reason string `json:"reason"`
+			Kind   string `json:"kind"`
+		} `json:"unread"`
 		Summary struct {
-			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, NotObjects, Excluded, Fixed int
+			Objects, Deny, Warn, Audit, NotEvaluated, Skipped, Errors, Ignored, NotObjects, Excluded, Unread, Rendered, Fixed int
 		} `json:"summary"`
 	}
 	dec := json.NewDecoder(strings.NewReader(out))

@@ -22,12 +22,18 @@ const reporoot = "testdata/reporoot"
 // changes into it.
 func copyRepository(t *testing.T, edits map[string]string) string {
 	t.Helper()
+	return copyRepositoryFrom(t, reporoot, edits)
+}
+
+// copyRepositoryFrom is copyRepository of the fixture in src (relative to the package directory).
+func copyRepositoryFrom(t *testing.T, src string, edits map[string]string) string {
+	t.Helper()
 	root := t.TempDir()
-	err := filepath.WalkDir(reporoot, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, err := filepath.Rel(reporoot, p)
+		rel, err := filepath.Rel(src, p)
 		if err != nil {
 			return err
 		}
@@ -92,7 +98,7 @@ func TestRepositoryRoot(t *testing.T) {
 		{
 			name: "root", args: []string{"check", "-f", "."}, code: 1, golden: "reporoot-root.txt",
 			contains: []string{
-				"(5 of other kinds ignored; 2 documents that are not Kubernetes objects skipped; 3 paths excluded)",
+				"(5 of other kinds ignored; 2 documents that are not Kubernetes objects skipped; 3 paths excluded; 2 kustomizations rendered)",
 				"note: facts from .karpenter-guard/cluster-facts.yaml (for the manifests of . and below)",
 				"note: Helm chart charts/app skipped",
 				"DENY [node-role-not-authorized] kustomize/base/legacy.yaml:8 spec.role",

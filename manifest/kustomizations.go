@@ -1,0 +1,401 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/types"
+
+	"github.com/karpenter-guard/karpenter-guard/objects"
+)
+
+// A GitOps repository holds kustomizations beside plain manifests. Read file by file, it is judged
+// wrongly: a patch holds only the fields it changes (a whole-object check refuses it for the fields it
+// lacks), and a base is not what the cluster gets. With Reader.Kustomize, the reader reads the
+// repository as kustomize and a GitOps tool do.
+
+// kustomization is what the reader needs of one kustomization file: the files and directories it uses,
+// and how.
+type kustomization struct {
+	// dir is the directory holding it, and file the kustomization file.
+	dir, file string
+	// component is a kind: Component, which only a kustomization can include.
+	component bool
+	// resources are the local files of its resources (and bases); includes the local directories of
+	// resources, bases and components, and of generators, transformers and validators given as
+	// kustomizations.
+	resources, includes []string
+	// inputs are the local files it reads other than as resources: patches, replacements, generator
+	// sources, configurations, CRD schemas, OpenAPI schemas, plugin configurations, Helm values.
+	inputs []string
+	// err is why the file cannot be read as a kustomization: kustomize will say the same.
+	err error
+}
+
+// readKustomization reads the kustomization in dir (kustomize's own type and decoder, which knows
+// the deprecated spellings), with paths joined to dir. ok is false when dir holds none.
+func (r Reader) readKustomization(dir string) (k kustomization, ok bool) {
+	file := findKustomizationFile(dir)
+	if file == "" {
+		return kustomization{}, false
+	}
+	k = kustomization{dir: dir, file: file}
+	data, err := r.readFile(file)
+	if err != nil {
+		k.err = err
+		return k, true
+	}
+	var kt types.Kustomization
+	if err := kt.Unmarshal(data); err != nil {
+		k.err = err
+		return k, true
+	}
+	kt.FixKustomization()
+	k.component = kt.Kind == types.ComponentKind
+	local := func(p string) (string, bool) {
+		if p == "" || strings.Contains(p, "\n") || isRemote(p) || filepath.IsAbs(p) {
+			return "", false
+		}
+		return filepath.Join(dir, filepath.FromSlash(p)), true
+	}
+	input := func(p string) {
+		if l, ok := local(p); ok {
+			k.inputs = append(k.inputs, l)
+		}
+	}
+	for _, res := range kt.Resources {
+		l, ok := local(res)
+		if !ok {
+			continue
+		}
+		if isDir(l) {
+			k.includes = append(k.includes, l)
+		} else {
+			k.resources = append(k.resources, l)
+		}
+	}
+	for _, c := range kt.Components {
+		if l, ok := local(c); ok {
+			k.includes = append(k.includes, l)
+		}
+	}
+	for _, list := range [][]string{kt.Generators, kt.Transformers, kt.Validators} {
+		for _, g := range list {
+			l, ok := local(g)
+			switch {
+			case !ok:
+			case isDir(l):
+				k.includes = append(k.includes, l)
+			default:
+				k.inputs = append(k.inputs, l)
+			}
+		}
+	}
+	for _, p := range kt.Patches {
+		input(p.Path)
+	}
+	for _, p := range kt.PatchesJson6902 {
+		input(p.Path)
+	}
+	for _, p := range kt.PatchesStrategicMerge {
+		input(string(p))
+	}
+	for _, rf := range kt.Replacements {
+		input(rf.Path)
+	}
+	for _, list := range [][]string{kt.Crds, kt.Configurations} {
+		for _, p := range list {
+			input(p)
+		}
+	}
+	input(kt.OpenAPI["path"])
+	sources := func(s types.KvPairSources) {
+		for _, f := range s.FileSources {
+			if _, path, found := strings.Cut(f, "="); found {
+				f = path
+			}
+			input(f)
+		}
+		for _, e := range s.EnvSources {
+			input(e)
+		}
+	}
+	for _, g := range kt.ConfigMapGenerator {
+		sources(g.KvPairSources)
+	}
+	for _, g := range kt.SecretGenerator {
+		sources(g.KvPairSources)
+	}
+	for _, h := range kt.HelmCharts {
+		input(h.ValuesFile)
+		for _, v := range h.AdditionalValuesFiles {
+			input(v)
+		}
+	}
+	return k, true
+}
+
+// findKustomizationFile returns the kustomization file of dir, "" when it has none.
+func findKustomizationFile(dir string) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		p := filepath.Join(dir, name)
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// isKustomizationName reports whether a file name is one kustomize reads as a kustomization.
+func isKustomizationName(name string) bool {
+	return slices.Contains(konfig.RecognizedKustomizationFileNames(), name)
+}
+
+func isDir(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}
+
+// throughKustomizations applies Reader.Kustomize to the path p given to Read, walked in w: it
+// renders the walked directory's top kustomizations into set and returns the files left to read one by
+// one. The kustomizations of p's ancestors, up to the repository root, are read too, for the patches
+// they take from p.
+func (r Reader) throughKustomizations(ctx context.Context, set *Set, p string, w *walk) []string {
+	var all []kustomization
+	seen := map[string]bool{}
+	add := func(dir string) {
+		clean := filepath.Clean(dir)
+		if seen[clean] {
+			return
+		}
+		seen[clean] = true
+		if k, ok := r.readKustomization(dir); ok {
+			all = append(all, k)
+		}
+	}
+	for _, dir := range w.kustomizations {
+		add(dir)
+	}
+	for _, dir := range ancestorDirs(p) {
+		add(dir)
+	}
+
+	// Files used as patches or inputs are never whole objects.
+	inputs := map[string]string{} // file → the kustomization that uses it
+	for _, k := range all {
+		for _, in := range k.inputs {
+			if _, dup := inputs[filepath.Clean(in)]; !dup {
+				inputs[filepath.Clean(in)] = k.file
+			}
+		}
+	}
+	covered := map[string]bool{}
+	if r.Render && w.root != "" {
+		walked := all[:0:0]
+		for _, k := range all {
+			if slices.Contains(w.kustomizations, k.dir) {
+				walked = append(walked, k)
+			}
+		}
+		for _, k := range topKustomizations(walked) {
+			r.renderInto(ctx, set, k, walked, w, covered)
+		}
+	}
+	var files []string
+	for _, f := range w.files {
+		clean := filepath.Clean(f)
+		if by, ok := inputs[clean]; ok {
+			set.Unread = append(set.Unread, Unread{Path: f, Kind: UnreadPatch,
+				Reason: fmt.Sprintf("used by %s as a patch or generator input, not a whole object: not read on its own", by)})
+			continue
+		}
+		if covered[clean] {
+			continue
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// topKustomizations returns the kustomizations that no other one includes, components left out: the
+// ones a GitOps tool or a person builds.
+func topKustomizations(all []kustomization) []kustomization {
+	included := map[string]bool{}
+	for _, k := range all {
+		for _, inc := range k.includes {
+			included[filepath.Clean(inc)] = true
+		}
+	}
+	var top []kustomization
+	for _, k := range all {
+		if !k.component && !included[filepath.Clean(k.dir)] {
+			top = append(top, k)
+		}
+	}
+	return top
+}
+
+// renderInto renders the top kustomization k into set. Its objects come through the rendering, at
+// their source files, and the files they come from (with every resource file of the kustomizations it
+// includes) are marked covered, so that they are not read again on their own. Objects from a path the
+// walk excludes are dropped. A kustomization that does not build leaves nothing covered and a note.
+func (r Reader) renderInto(ctx context.Context, set *Set, k kustomization, all []kustomization, w *walk, covered map[string]bool) {
+	if k.err != nil {
+		set.Notes = append(set.Notes, fmt.Sprintf("%s is not a kustomization kustomize can read (%v): the files of %s are checked one by one", k.file, k.err, k.dir))
+		return
+	}
+	rendered := &Set{Sources: map[string][]byte{}, FactsHomes: slices.Clone(set.FactsHomes)}
+	sources, err := r.addKustomization(ctx, rendered, k.dir)
+	if err != nil {
+		set.Notes = append(set.Notes, fmt.Sprintf("%s not rendered (%s): the files of %s are checked one by one", k.dir, kustomizeReason(err), k.dir))
+		return
+	}
+	set.Rendered = append(set.Rendered, k.dir)
+	for _, f := range sources {
+		covered[filepath.Clean(f)] = true
+	}
+	byDir := map[string]kustomization{}
+	for _, o := range all {
+		byDir[filepath.Clean(o.dir)] = o
+	}
+	var mark func(k kustomization, seen map[string]bool)
+	mark = func(k kustomization, seen map[string]bool) {
+		if seen[k.dir] {
+			return
+		}
+		seen[k.dir] = true
+		for _, res := range k.resources {
+			covered[filepath.Clean(res)] = true
+		}
+		for _, inc := range k.includes {
+			if o, ok := byDir[filepath.Clean(inc)]; ok {
+				mark(o, seen)
+			}
+		}
+	}
+	mark(k, map[string]bool{})
+
+	if set.scopes == nil {
+		set.scopes = map[*objects.Object]string{}
+	}
+	for _, o := range rendered.Objects {
+		if w.excludes(o.File, false) {
+			continue
+		}
+		set.Objects = append(set.Objects, o)
+		if scope, ok := rendered.scopes[o]; ok {
+			set.scopes[o] = scope
+		}
+	}
+	set.FactsHomes = rendered.FactsHomes
+	set.Ignored += rendered.Ignored
+	set.OtherNodeClasses = append(set.OtherNodeClasses, rendered.OtherNodeClasses...)
+	set.ServiceAccounts = append(set.ServiceAccounts, rendered.ServiceAccounts...)
+	set.Errors = append(set.Errors, rendered.Errors...)
+}
+
+// kustomizeReason words why a kustomization under a directory was not rendered, for a note.
+func kustomizeReason(err error) string {
+	var remote *RemoteError
+	if errors.As(err, &remote) {
+		return fmt.Sprintf("it names the remote resource %s, which check does not fetch without --kustomize-allow-remote", remote.URL)
+	}
+	var ke *KustomizeError
+	if errors.As(err, &ke) {
+		return fmt.Sprintf("kustomize cannot build it: `karpenter-guard check -k %s` shows kustomize's error", ke.Dir)
+	}
+	return err.Error()
+}
+
+// ancestorDirs returns the directories above a path given to Read, nearest first, up to the
+// repository root (the first holding .git); none outside a repository.
+func ancestorDirs(p string) []string {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	dir := p
+	if !info.IsDir() {
+		dir = filepath.Dir(p)
+	} else if isRepositoryRoot(dir) {
+		return nil
+	} else {
+		dir = filepath.Join(dir, "..")
+	}
+	if !inRepository(dir) {
+		if !info.IsDir() {
+			return []string{dir}
+		}
+		return nil
+	}
+	var dirs []string
+	for {
+		dirs = append(dirs, dir)
+		if isRepositoryRoot(dir) {
+			return dirs
+		}
+		parent := filepath.Join(dir, "..")
+		if same(parent, dir) {
+			return dirs
+		}
+		dir = parent
+	}
+}
+
+// boundary returns the tree kustomize may read for a kustomization in dir: the repository that holds
+// dir (an overlay takes its base from beside it), else dir itself. Resolved, absolute.
+func boundary(dir string) (string, error) {
+	for d := dir; ; {
+		if isRepositoryRoot(d) {
+			return realPath(d)
+		}
+		parent := filepath.Join(d, "..")
+		if same(parent, d) {
+			break
+		}
+		d = parent
+	}
+	return realPath(dir)
+}
+
+// linkInside checks a file named on the command line: a symbolic link is read only when it leads to
+// a file of the repository that holds it (else of its own directory), so that a link committed in a
+// pull request cannot make a check read, and print, the runner's files.
+func linkInside(p string) error {
+	info, err := os.Lstat(p)
+	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	target, err := realPath(p)
+	if err != nil {
+		return fmt.Errorf("cannot read: symbolic link to %s, which does not exist", linkText(p))
+	}
+	tree, err := boundary(filepath.Dir(p))
+	if err != nil {
+		return fmt.Errorf("cannot read: %w", unwrapPath(err))
+	}
+	if !within(tree, target) {
+		return fmt.Errorf("symbolic link to %s, outside %s: not read (name the file it points to, if you mean it)", linkText(p), displayDir(filepath.Dir(p), tree))
+	}
+	return nil
+}
+
+// displayDir names the boundary for a message: the repository root relative to dir when it can.
+func displayDir(dir, tree string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return tree
+	}
+	rel, err := filepath.Rel(abs, tree)
+	if err != nil || rel == "." {
+		return "its directory"
+	}
+	return "the repository (" + filepath.Join(dir, rel) + ")"
+}

@@ -1,0 +1,171 @@
+package manifest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// loopback is an HTTP server on 127.0.0.1 that serves a NodePool at every path and counts the
+// requests it sees: a check without --kustomize-allow-remote must make it see none.
+func loopback(t *testing.T) (url string, requests *atomic.Int64) {
+	t.Helper()
+	requests = &atomic.Int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_, _ = w.Write([]byte(named("NodePool", "fetched")))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, requests
+}
+
+// TestKustomizeNeverFetches: a kustomization naming a remote resource, base, component, patch or
+// generator file, directly or in a base it includes, is refused before kustomize fetches anything: the
+// loopback server sees no request, and the error names the kustomization and the URL. With
+// AllowRemote the same http resource is fetched, so the server would see a request if the guard
+// failed.
+func TestKustomizeNeverFetches(t *testing.T) {
+	url, requests := loopback(t)
+	git := strings.Replace(url, "http://", "git::http://", 1)
+	for _, tc := range []struct {
+		name          string
+		kustomization string
+		base          string // the kustomization of ./base, when the overlay includes it
+		remote        string
+	}{
+		{"http resource", "resources:\n- " + url + "/pool.yaml\n", "", url + "/pool.yaml"},
+		{"git base", "resources:\n- " + url + "/org/repo.git//base?ref=v1\n", "", url + "/org/repo.git//base?ref=v1"},
+		{"git:: base", "resources:\n- " + git + "/org/repo//base\n", "", git + "/org/repo//base"},
+		{"legacy bases", "bases:\n- " + url + "/org/repo.git\n", "", url + "/org/repo.git"},
+		{"component", "resources: [pool.yaml]\ncomponents:\n- " + url + "/org/repo.git//component\n", "", url + "/org/repo.git//component"},
+		{"patch file", "resources: [pool.yaml]\npatches:\n- path: " + url + "/patch.yaml\n", "", url + "/patch.yaml"},
+		{"strategic merge patch", "resources: [pool.yaml]\npatchesStrategicMerge:\n- " + url + "/patch.yaml\n", "", url + "/patch.yaml"},
+		{"generator file", "configMapGenerator:\n- name: c\n  files:\n  - key=" + url + "/data\n", "", url + "/data"},
+		{"remote in an included base", "resources:\n- base\n", "resources:\n- " + url + "/pool.yaml\n", url + "/pool.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"kustomization.yaml": tc.kustomization,
+				"pool.yaml":          named("NodePool", "local"),
+			})
+			if tc.base != "" {
+				writeFiles(t, dir, map[string]string{"base/kustomization.yaml": tc.base})
+			}
+			before := requests.Load()
+			err := Reader{}.AddKustomization(context.Background(), &Set{}, dir)
+			if n := requests.Load() - before; n != 0 {
+				t.Fatalf("the loopback server saw %d requests", n)
+			}
+			var remote *RemoteError
+			if !errors.As(err, &remote) || remote.URL != tc.remote {
+				t.Fatalf("error = %v, want a remote resource error naming %s", err, tc.remote)
+			}
+			for _, want := range []string{"kustomization.yaml names the remote resource " + tc.remote, "--kustomize-allow-remote"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+
+	t.Run("allowed", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"kustomization.yaml": "resources:\n- " + url + "/pool.yaml\n"})
+		before := requests.Load()
+		set := &Set{}
+		if err := (Reader{AllowRemote: true}).AddKustomization(context.Background(), set, dir); err != nil {
+			t.Fatal(err)
+		}
+		if n := requests.Load() - before; n != 1 || len(set.Objects) != 1 || set.Objects[0].Name != "fetched" {
+			t.Fatalf("%d requests, %d objects: want the remote NodePool fetched once", n, len(set.Objects))
+		}
+	})
+}
+
+// TestKustomizeStaysInTheRepository: without AllowRemote, kustomize reads only the repository that
+// holds the kustomization built: a base outside it, or a resource linked out of it, is refused, while
+// a base beside the overlay builds.
+func TestKustomizeStaysInTheRepository(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{
+		"kustomization.yaml": "resources: [secret.yaml]\n",
+		"secret.yaml":        named("NodePool", "outside"),
+	})
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(filepath.Join(repo, "overlays", "outside-base"), outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, repo, map[string]string{
+		"base/kustomization.yaml":                  "resources: [pool.yaml]\n",
+		"base/pool.yaml":                           named("NodePool", "base"),
+		"overlays/prod/kustomization.yaml":         "resources: [../../base]\nnamePrefix: prod-\n",
+		"overlays/outside-base/kustomization.yaml": "resources: [" + filepath.ToSlash(rel) + "]\n",
+		"overlays/linked/kustomization.yaml":       "resources: [pool.yaml]\n",
+	})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(repo, "overlays/linked/pool.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	set := &Set{}
+	if err := (Reader{}).AddKustomization(context.Background(), set, filepath.Join(repo, "overlays/prod")); err != nil {
+		t.Fatalf("overlay with a base beside it: %v", err)
+	}
+	if len(set.Objects) != 1 || set.Objects[0].Name != "prod-base" {
+		t.Fatalf("objects %v, want prod-base", objectNames(t, repo, set))
+	}
+	// A base outside the repository: kustomize allows it, the guard does not.
+	err = (Reader{}).AddKustomization(context.Background(), &Set{}, filepath.Join(repo, "overlays/outside-base"))
+	if err == nil || !strings.Contains(err.Error(), "leads outside "+repoReal(t, repo)+": kustomize may read only the repository's files") {
+		t.Errorf("base outside the repository: error = %v, want the read refused", err)
+	}
+	// A resource linked out of the repository: kustomize's own root restriction refuses it first.
+	linked := &Set{}
+	err = (Reader{}).AddKustomization(context.Background(), linked, filepath.Join(repo, "overlays/linked"))
+	if err == nil || len(linked.Objects) != 0 || !strings.Contains(err.Error(), "is not in or below") {
+		t.Errorf("resource linked outside: error = %v, %d objects, want the read refused", err, len(linked.Objects))
+	}
+}
+
+func repoReal(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := realPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestIsRemote: the references kustomize fetches, as its own parser reads them.
+func TestIsRemote(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"https://github.com/org/repo//base?ref=v1": true,
+		"http://example.com/x.yaml":                true,
+		"github.com/org/repo/base?ref=v1":          true,
+		"GitHub.com:org/repo":                      true,
+		"git@github.com:org/repo.git":              true,
+		"git::https://gitlab.com/org/repo.git":     true,
+		"ssh://git@host/org/repo":                  true,
+		"file:///etc":                              true,
+		"user@host.example.com:org/repo":           true,
+		"../base":                                  false,
+		"base":                                     false,
+		"gitlab.com/org/repo":                      false, // kustomize reads it as a local path
+		"patches/github.com.yaml":                  false,
+		"nodepool@v1.yaml":                         false,
+		"":                                         false,
+	} {
+		if got := isRemote(ref); got != want {
+			t.Errorf("isRemote(%q) = %v, want %v", ref, got, want)
+		}
+	}
+}

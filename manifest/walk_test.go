@@ -1,0 +1,171 @@
+package manifest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWalkStaysInTheTree: a directory walk reads a symbolic link only when it leads to a regular file
+// inside the directory given; a link out of it (a pull request's way to make CI read the runner's
+// files), a link to a directory, a FIFO and a link to /dev/stdin are listed as not read with the reason,
+// and none of them blocks the walk.
+func TestWalkStaysInTheTree(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.yaml": named("NodePool", "from-outside")})
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{
+		"ok.yaml":          named("NodePool", "ok"),
+		"shared/pool.yaml": named("NodePool", "shared"),
+		"sub/dir/x.yaml":   named("NodePool", "in-linked-dir"),
+	})
+	links := map[string]string{
+		"out.yaml":        filepath.Join(outside, "secret.yaml"),
+		"out-rel.yaml":    "../" + filepath.Base(outside) + "/secret.yaml",
+		"inside.yaml":     "shared/pool.yaml",
+		"linked-dir":      "sub/dir",
+		"outside-dir":     outside,
+		"stdin.yaml":      "/dev/stdin",
+		"not-a-manifest":  filepath.Join(outside, "secret.yaml"),
+		"shared/up.yml":   "../ok.yaml",
+		"shared/loop.yml": "loop.yml",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(repo, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(repo, "pipe.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// out-rel.yaml resolves relative to repo's parent only when outside is its sibling.
+	if filepath.Dir(outside) != filepath.Dir(repo) {
+		t.Fatalf("temporary directories %s and %s are not siblings", outside, repo)
+	}
+
+	set := readWithin(t, Reader{}, repo)
+	want := []string{"inside.yaml:1 shared", "ok.yaml:1 ok", "shared/pool.yaml:1 shared", "shared/up.yml:1 ok", "sub/dir/x.yaml:1 in-linked-dir"}
+	if got := objectNames(t, repo, set); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	unread := map[string]string{}
+	for _, u := range set.Unread {
+		rel, _ := filepath.Rel(repo, u.Path)
+		unread[filepath.ToSlash(rel)] = u.Kind + ": " + u.Reason
+	}
+	wantUnread := map[string]string{
+		"out.yaml":     "symlink: symbolic link to " + filepath.Join(outside, "secret.yaml") + ", outside " + repo + ": not followed",
+		"out-rel.yaml": "symlink: symbolic link to ../" + filepath.Base(outside) + "/secret.yaml, outside " + repo + ": not followed",
+		"linked-dir":   "symlink: symbolic link to a directory: not followed (give the directory itself with -f)",
+		"outside-dir":  "symlink: symbolic link to " + outside + ", outside " + repo + ": not followed",
+		"stdin.yaml":   "", // resolves outside the tree (/proc/...) or to a device: either way not read
+		"pipe.yaml":    "special: a FIFO, not a regular file: not read",
+	}
+	for path, reason := range wantUnread {
+		got, ok := unread[path]
+		switch {
+		case !ok:
+			t.Errorf("%s is not listed as not read (unread: %v)", path, unread)
+		case reason != "" && got != reason:
+			t.Errorf("%s not read because %q, want %q", path, got, reason)
+		}
+		delete(unread, path)
+	}
+	for path, reason := range unread {
+		t.Errorf("%s also not read: %s", path, reason)
+	}
+	var errs []string
+	for _, e := range set.Errors {
+		rel, _ := filepath.Rel(repo, e.File)
+		errs = append(errs, filepath.ToSlash(rel)+": "+e.Message)
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "shared/loop.yml: cannot read: symbolic link to loop.yml, which does not exist") {
+		t.Errorf("errors = %q, want the link loop only", errs)
+	}
+}
+
+// TestNamedSpecialFiles: a FIFO or /dev/stdin named with -f is refused without being opened (opening a
+// FIFO blocks until someone writes); standard input is read only as "-". A named link that leads out of
+// its repository is refused; one that stays in it is read.
+func TestNamedSpecialFiles(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.yaml": named("NodePool", "outside")})
+	writeFiles(t, repo, map[string]string{"manifests/pool.yaml": named("NodePool", "pool")})
+	for name, target := range map[string]string{
+		"manifests/out.yaml": filepath.Join(outside, "secret.yaml"),
+		"manifests/in.yaml":  "pool.yaml",
+		"manifests/up.yaml":  "../manifests/pool.yaml",
+	} {
+		if err := os.Symlink(target, filepath.Join(repo, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(repo, "pipe.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want string // error message prefix; "" reads the object
+	}{
+		{fifo, "cannot read: a FIFO, not a regular file: only files, directories and - (standard input) are read"},
+		{"/dev/stdin", "cannot read: a"},
+		{"/dev/zero", "cannot read: a character device, not a regular file"},
+		{filepath.Join(repo, "manifests/out.yaml"), "symbolic link to " + filepath.Join(outside, "secret.yaml") + ", outside the repository ("},
+		{filepath.Join(repo, "manifests/in.yaml"), ""},
+		{filepath.Join(repo, "manifests/up.yaml"), ""},
+	} {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			set := readWithin(t, Reader{}, tc.path)
+			if tc.want == "" {
+				if len(set.Errors) != 0 || len(set.Objects) != 1 {
+					t.Fatalf("errors %v, %d objects: want the object", set.Errors, len(set.Objects))
+				}
+				return
+			}
+			if len(set.Errors) != 1 || !strings.HasPrefix(set.Errors[0].Message, tc.want) {
+				t.Fatalf("errors = %v, want one starting %q", set.Errors, tc.want)
+			}
+			if len(set.Objects) != 0 {
+				t.Errorf("read %d objects", len(set.Objects))
+			}
+		})
+	}
+}
+
+// TestWalkSymlinkedRoot: a directory given as a symbolic link is walked where it leads, and the tree
+// is the one it leads to.
+func TestWalkSymlinkedRoot(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"real/a.yaml": named("NodePool", "a")})
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	set := readWithin(t, Reader{}, link)
+	if len(set.Errors) != 0 || len(set.Objects) != 1 || set.Objects[0].File != filepath.Join(link, "a.yaml") {
+		t.Fatalf("errors %v, objects %v: want link/a.yaml", set.Errors, objectNames(t, dir, set))
+	}
+}
+
+// readWithin reads paths, failing the test if reading blocks (a FIFO or a terminal opened).
+func readWithin(t *testing.T, r Reader, paths ...string) *Set {
+	t.Helper()
+	done := make(chan *Set, 1)
+	go func() { done <- r.Read(context.Background(), paths) }()
+	select {
+	case set := <-done:
+		return set
+	case <-time.After(20 * time.Second):
+		t.Fatal("reading blocked: a FIFO or a device was opened")
+		return nil
+	}
+}
