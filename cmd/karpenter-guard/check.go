@@ -8,7 +8,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/crds"
 
-	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -153,7 +153,11 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		sort.Strings(paths)
 		if o.diff {
 			for _, p := range paths {
-				fmt.Fprint(stdout, udiff.Unified("a/"+p, "b/"+p, string(set.Sources[p]), string(outcome.Files[p])))
+				// go-internal's diff is Go's own (cmd/go's internal/diff): its hunk headers are exact, so
+				// git apply and patch apply the output with no offset.
+				if _, err := stdout.Write(diff.Diff("a/"+p, set.Sources[p], "b/"+p, outcome.Files[p])); err != nil {
+					return fmt.Errorf("write the diff: %w", err)
+				}
 			}
 			if len(set.Errors) > 0 {
 				for _, e := range set.Errors {
