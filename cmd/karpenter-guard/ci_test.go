@@ -152,14 +152,15 @@ type actionInput struct {
 }
 
 type actionStep struct {
-	Name  string            `yaml:"name"`
-	ID    string            `yaml:"id"`
-	If    string            `yaml:"if"`
-	Uses  string            `yaml:"uses"`
-	Shell string            `yaml:"shell"`
-	Run   string            `yaml:"run"`
-	Env   map[string]string `yaml:"env"`
-	With  map[string]string `yaml:"with"`
+	Name            string            `yaml:"name"`
+	ID              string            `yaml:"id"`
+	If              string            `yaml:"if"`
+	ContinueOnError string            `yaml:"continue-on-error"`
+	Uses            string            `yaml:"uses"`
+	Shell           string            `yaml:"shell"`
+	Run             string            `yaml:"run"`
+	Env             map[string]string `yaml:"env"`
+	With            map[string]string `yaml:"with"`
 }
 
 type action struct {
@@ -202,7 +203,7 @@ func TestAction(t *testing.T) {
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" || len(a.Runs.Steps) == 0 {
 		t.Fatalf("action.yml: want a name, a description and composite steps: %+v", a)
 	}
-	for _, name := range []string{"version", "path", "facts", "fail-on", "args"} {
+	for _, name := range []string{"version", "path", "facts", "fail-on", "fail-on-empty", "args", "upload-sarif"} {
 		if _, ok := a.Inputs[name]; !ok {
 			t.Errorf("input %s missing", name)
 		}
