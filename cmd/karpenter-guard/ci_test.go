@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,6 +214,19 @@ func TestAction(t *testing.T) {
 	}
 	if d := a.Inputs["fail-on"].Default; d != "deny" {
 		t.Errorf("fail-on default %q, want deny as the command's", d)
+	}
+	doc, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range a.Inputs {
+		row := fmt.Sprintf("| `%s` | ", name)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("input %s has no row in docs/ci.md's table of inputs (%q)", name, row)
+		}
+		if in.Description == "" {
+			t.Errorf("input %s has no description", name)
+		}
 	}
 
 	used := map[string]bool{}
