@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/wording"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
+	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
@@ -26,9 +28,23 @@ func nothingChecked(set *manifest.Set, files, kustomizations []string) string {
 	for _, k := range kustomizations {
 		where = append(where, "the kustomization "+k)
 	}
+	others, snapshots := set.Ignored, 0
+	for _, o := range set.Objects { // none is checked: a ClusterFacts document, or another kind
+		if slices.Contains(set.FactsHomes, o.File) && !slices.Contains(files, o.File) {
+			continue // found beside the manifests, not given
+		}
+		if o.Kind == objects.KindClusterFacts {
+			snapshots++
+		} else {
+			others++
+		}
+	}
 	var found []string
-	if set.Ignored > 0 {
-		found = append(found, wording.Plural(set.Ignored, "object of another kind", "objects of other kinds"))
+	if others > 0 {
+		found = append(found, wording.Plural(others, "object of another kind", "objects of other kinds"))
+	}
+	if snapshots > 0 {
+		found = append(found, wording.Plural(snapshots, "ClusterFacts snapshot", "ClusterFacts snapshots"))
 	}
 	if set.NotObjects > 0 {
 		found = append(found, wording.Plural(set.NotObjects, "document that is not a Kubernetes object", "documents that are not Kubernetes objects"))
@@ -47,7 +63,7 @@ func nothingChecked(set *manifest.Set, files, kustomizations []string) string {
 	switch {
 	case len(set.Excluded) > 0:
 		hint = "is the path right, or do the exclusions leave the manifests out?"
-	case len(set.Charts) > 0 && set.Ignored == 0:
+	case len(set.Charts) > 0 && others == 0:
 		chart := "DIR"
 		if len(set.Charts) == 1 {
 			chart = set.Charts[0]

@@ -31,11 +31,17 @@ func TestNothingChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	snapshot, err := os.ReadFile("../../examples/production/cluster-facts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	writeTemp(t, dir, "app/deploy.yaml", otherKinds)
 	writeTemp(t, dir, "infra/karpenter/nodepool.yaml", string(pool))
 	writeTemp(t, dir, "chart/Chart.yaml", "apiVersion: v2\nname: pools\nversion: 0.1.0\n")
 	writeTemp(t, dir, "chart/templates/nodepool.yaml", string(pool))
+	writeTemp(t, dir, "infra/.karpenter-guard/cluster-facts.yaml", string(snapshot))
+	writeTemp(t, dir, "values.yaml", "replicas: 2\n")
 	t.Chdir(dir)
 
 	const none = "nothing checked: no EC2NodeClass, NodePool or aws-auth ConfigMap in "
@@ -82,6 +88,14 @@ func TestNothingChecked(t *testing.T) {
 		{
 			name: "--diff, --fail-on-empty", args: []string{"-f", "app/", "--diff", "--fail-on-empty"}, wantCode: 2,
 			wantErr: "note: " + none + "app/, only 2 objects of other kinds: is the path right?\n",
+		},
+		{
+			name: "only a snapshot", args: []string{"-f", "infra/.karpenter-guard/cluster-facts.yaml"},
+			wantLast: none + "infra/.karpenter-guard/cluster-facts.yaml, only 1 ClusterFacts snapshot: is the path right?",
+		},
+		{
+			name: "not Kubernetes objects", args: []string{"-f", "values.yaml"},
+			wantLast: none + "values.yaml, only 1 document that is not a Kubernetes object: is the path right?",
 		},
 		{name: "a Karpenter object", args: []string{"-f", "app/", "-f", "infra/", "--fail-on-empty"}},
 	} {
