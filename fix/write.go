@@ -7,6 +7,14 @@ import (
 	"path/filepath"
 )
 
+// ErrSymlink is the error ReplaceFile returns, wrapped in an *fs.PathError, for a symbolic link at the
+// path it is asked to write.
+var ErrSymlink = errors.New("is a symbolic link, which karpenter-guard does not write through")
+
+// ErrNotRegular is the error ReplaceFile returns, wrapped in an *fs.PathError, for a directory, a
+// device or a pipe at the path it is asked to write.
+var ErrNotRegular = errors.New("is not a regular file")
+
 // WriteFile writes data to the file at path, as os.WriteFile does, but never leaves it half written:
 // data goes to a temporary file in the same directory (so that the rename stays within one file
 // system), which gets mode perm exactly (not reduced by the umask: the mode of the file it replaces),
@@ -14,7 +22,7 @@ import (
 // never a truncated manifest; on an error the temporary file is removed. A symbolic link at path is
 // kept: the file it points to is replaced (a link to nothing is replaced by a file). The new file
 // belongs to the user who writes it.
-func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	target, err := filepath.EvalSymlinks(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -22,6 +30,45 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	case err != nil:
 		return err
 	}
+	return writeAtomic(target, data, perm)
+}
+
+// ReplaceFile writes data to path atomically, as WriteFile does, but never through a symbolic link:
+// a link at path is refused with ErrSymlink, so that a link planted in a repository or a shared
+// directory cannot turn the write into one of a file elsewhere, and anything else but a regular file
+// with ErrNotRegular. An existing file keeps its permission bits; a new file gets perm. A link
+// planted after the check is replaced by the rename, not followed. On any error path is untouched.
+func ReplaceFile(path string, data []byte, perm fs.FileMode) error {
+	if err := CheckReplaceable(path); err != nil {
+		return err
+	}
+	if info, err := os.Lstat(path); err == nil {
+		perm = info.Mode().Perm()
+	}
+	return writeAtomic(path, data, perm)
+}
+
+// CheckReplaceable reports, without writing anything, whether ReplaceFile may write path: it does not
+// exist, or is a regular file. A command calls it before a long run, so that a path it will refuse is
+// refused before the work is done.
+func CheckReplaceable(path string) error {
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case info.Mode()&fs.ModeSymlink != 0:
+		return &fs.PathError{Op: "write", Path: path, Err: ErrSymlink}
+	case !info.Mode().IsRegular():
+		return &fs.PathError{Op: "write", Path: path, Err: ErrNotRegular}
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file beside target, with mode perm exactly, syncs it and
+// renames it over target; on an error it removes the temporary file and leaves target as it was.
+func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."

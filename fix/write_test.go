@@ -1,7 +1,9 @@
 package fix_test
 
 import (
+	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,4 +131,111 @@ func TestWriteFileError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplaceFile: a regular file is replaced whole and keeps its mode, a new file gets the mode given,
+// and a symbolic link (to a file or to nothing), a directory or a missing directory are refused with
+// everything left as it was and no temporary file beside it.
+func TestReplaceFile(t *testing.T) {
+	const data = "apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\n"
+	for _, tc := range []struct {
+		name    string
+		setup   func(t *testing.T, dir string) string // returns the path to write
+		wantErr error                                 // nil: the write succeeds
+		mode    fs.FileMode                           // the mode of the written file
+	}{
+		{name: "existing file keeps its mode", mode: 0o640, setup: func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "cluster-facts.yaml")
+			if err := os.WriteFile(p, []byte("old snapshot, longer than the new one\n\n\n\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{name: "new file", mode: 0o644, setup: func(t *testing.T, dir string) string {
+			return filepath.Join(dir, "cluster-facts.yaml")
+		}},
+		{name: "symbolic link to a file", wantErr: fix.ErrSymlink, setup: func(t *testing.T, dir string) string {
+			if err := os.WriteFile(filepath.Join(dir, "elsewhere"), []byte("not yours\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "cluster-facts.yaml")
+			if err := os.Symlink("elsewhere", p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{name: "symbolic link to nothing", wantErr: fix.ErrSymlink, setup: func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "cluster-facts.yaml")
+			if err := os.Symlink("created-through-the-link", p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{name: "directory", wantErr: fix.ErrNotRegular, setup: func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "cluster-facts.yaml")
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{name: "missing directory", wantErr: fs.ErrNotExist, setup: func(t *testing.T, dir string) string {
+			return filepath.Join(dir, "missing", "cluster-facts.yaml")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := tc.setup(t, dir)
+			before := snapshotDir(t, dir)
+			err := fix.ReplaceFile(path, []byte(data), 0o644)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("error %v, want %v", err, tc.wantErr)
+				}
+				if after := snapshotDir(t, dir); !maps.Equal(after, before) {
+					t.Errorf("directory changed on error:\nbefore %q\nafter  %q", before, after)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != data {
+				t.Fatalf("content %q (%v), want %q", got, err, data)
+			}
+			if info, err := os.Lstat(path); err != nil || info.Mode() != tc.mode {
+				t.Errorf("mode %v (%v), want a regular file with mode %v", info.Mode(), err, tc.mode)
+			}
+			if names := entries(t, dir); !slices.Equal(names, []string{"cluster-facts.yaml"}) {
+				t.Errorf("directory holds %q, want only the file", names)
+			}
+		})
+	}
+}
+
+// snapshotDir maps each name in dir to what it is: a file's content and mode, a link's target.
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range entries(t, dir) {
+		p := filepath.Join(dir, name)
+		info, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[name] = "link to " + target
+		case info.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			out[name] = info.Mode().String() + " " + string(b)
+		default:
+			out[name] = info.Mode().String()
+		}
+	}
+	return out
 }

@@ -50,9 +50,42 @@ func sample() *Report {
 	return r
 }
 
-// TestFormatGoldens pins each format's rendering of sample: review a change with git diff after
-// -update.
+// empty is the report of a run that found no EC2NodeClass, NodePool or aws-auth ConfigMap, only
+// objects of other kinds; failOnEmpty as --fail-on-empty sets it.
+func empty(failOnEmpty bool) *Report {
+	r := New(validators.Result{}, &manifest.Set{Ignored: 2})
+	r.Summary.NothingChecked = "no EC2NodeClass, NodePool or aws-auth ConfigMap in app/, only 2 objects of other kinds: is the path right?"
+	r.FailOnEmpty = failOnEmpty
+	return r
+}
+
+// TestFormatGoldens pins each format's rendering of sample and of a run that checked nothing: review
+// a change with git diff after -update.
 func TestFormatGoldens(t *testing.T) {
+	text := func(r *Report, b *bytes.Buffer) error { return r.WriteText(b, TextOptions{}) }
+	for _, tc := range []struct {
+		file   string
+		write  func(*Report, *bytes.Buffer) error
+		report func() *Report
+	}{
+		{"empty.txt", text, func() *Report { return empty(false) }},
+		{"empty.fail-on-empty.txt", text, func() *Report { return empty(true) }},
+		{"empty.quiet.txt", func(r *Report, b *bytes.Buffer) error { return r.WriteText(b, TextOptions{Quiet: true}) }, func() *Report { return empty(false) }},
+		{"empty.json", func(r *Report, b *bytes.Buffer) error { return r.WriteJSON(b) }, func() *Report { return empty(false) }},
+		{"empty.github.txt", func(r *Report, b *bytes.Buffer) error { return r.WriteGitHub(b) }, func() *Report { return empty(false) }},
+		{"empty.fail-on-empty.github.txt", func(r *Report, b *bytes.Buffer) error { return r.WriteGitHub(b) }, func() *Report { return empty(true) }},
+		{"empty.markdown", func(r *Report, b *bytes.Buffer) error { return r.WriteMarkdown(b) }, func() *Report { return empty(false) }},
+		{"empty.junit.xml", func(r *Report, b *bytes.Buffer) error { return r.WriteJUnit(b, JUnitOptions{}) }, func() *Report { return empty(false) }},
+		{"empty.fail-on-empty.junit.xml", func(r *Report, b *bytes.Buffer) error { return r.WriteJUnit(b, JUnitOptions{}) }, func() *Report { return empty(true) }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(tc.report(), &b); err != nil {
+				t.Fatal(err)
+			}
+			golden.Compare(t, filepath.Join("testdata", tc.file), b.String(), *update)
+		})
+	}
 	for _, tc := range []struct {
 		file  string
 		write func(*Report, *bytes.Buffer) error
@@ -161,7 +194,7 @@ func TestExitCodeFor(t *testing.T) {
 		{"deny", []validators.Finding{finding(config.ActionDeny)}, nil, map[FailOn]int{FailOnDeny: 1, FailOnWarn: 1, FailOnNever: 0}},
 		{"input error", []validators.Finding{finding(config.ActionDeny)}, []manifest.Error{{File: "f", Message: "m"}}, map[FailOn]int{FailOnDeny: 2, FailOnWarn: 2, FailOnNever: 2}},
 	} {
-		r := &Report{Findings: tc.findings, Errors: tc.errors}
+		r := &Report{Findings: tc.findings, Errors: tc.errors, Summary: Summary{Objects: 1}}
 		for f, want := range tc.want {
 			if got := r.ExitCodeFor(f); got != want {
 				t.Errorf("%s: ExitCodeFor(%s) = %d, want %d", tc.name, f, got, want)
@@ -169,6 +202,33 @@ func TestExitCodeFor(t *testing.T) {
 		}
 		if got := r.ExitCode(); got != tc.want[FailOnDeny] {
 			t.Errorf("%s: ExitCode() = %d, want ExitCodeFor(deny) %d", tc.name, got, tc.want[FailOnDeny])
+		}
+	}
+	// A run that checked nothing passes, unless --fail-on-empty makes it a failed run (2) under every
+	// --fail-on, as an unreadable path is.
+	for failOnEmpty, want := range map[bool]int{false: 0, true: 2} {
+		for _, f := range []FailOn{FailOnDeny, FailOnWarn, FailOnNever} {
+			if got := empty(failOnEmpty).ExitCodeFor(f); got != want {
+				t.Errorf("nothing checked, FailOnEmpty %v: ExitCodeFor(%s) = %d, want %d", failOnEmpty, f, got, want)
+			}
+		}
+	}
+}
+
+// TestEmpty: a run is empty when it evaluated no object and had no input error, which would explain
+// why.
+func TestEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *Report
+		want bool
+	}{
+		{"no object", New(validators.Result{}, &manifest.Set{Ignored: 3}), true},
+		{"an object", New(validators.Result{Objects: 1}, &manifest.Set{}), false},
+		{"an input error", New(validators.Result{}, &manifest.Set{Errors: []manifest.Error{{File: "f", Message: "m"}}}), false},
+	} {
+		if got := tc.r.Empty(); got != tc.want {
+			t.Errorf("%s: Empty() = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

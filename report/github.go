@@ -21,6 +21,8 @@ import (
 //
 // Each finding is anchored at the line of its field and titled with its rule. Paths are written as
 // given on the command line: GitHub resolves them from the repository root, where the Action runs.
+// A run that checked nothing says so in a ::warning on the run (an ::error under FailOnEmpty), so
+// that a green job with a mistyped path is not read as a clean one.
 func (r *Report) WriteGitHub(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, e := range r.Errors {
@@ -44,6 +46,13 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 		}
 		msg := fmt.Sprintf("%s: not evaluated: %s", g.ref, strings.Join(parts, "; "))
 		writeCommand(bw, "notice", g.ref.File, g.ref.Line, "not evaluated", msg)
+	}
+	if r.Summary.NothingChecked != "" {
+		level := "warning"
+		if r.emptyFails() {
+			level = "error"
+		}
+		writeCommand(bw, level, "", 0, "nothing checked", r.Summary.NothingChecked)
 	}
 	bw.WriteString(r.summaryLine() + "\n")
 	return bw.Flush()

@@ -79,6 +79,8 @@ type (
 //   - an object without a finding: "Kind \"name\"", passing, so that a clean run reports its objects
 //     as passed tests instead of an empty report (which Jenkins' junit step refuses).
 //   - an input error: "input error", an <error>.
+//   - a run that checked nothing: "nothing checked", in a suite of its own, <skipped> with the reason
+//     (an <error> under FailOnEmpty), so that the report is not empty and says why.
 func (r *Report) WriteJUnit(w io.Writer, opt JUnitOptions) error {
 	if opt.FailOn == "" {
 		opt.FailOn = FailOnDeny
@@ -128,6 +130,21 @@ func (r *Report) WriteJUnit(w io.Writer, opt JUnitOptions) error {
 	}
 	sort.Strings(names)
 	doc := junitSuites{Name: "karpenter-guard", Time: "0"}
+	if reason := r.Summary.NothingChecked; reason != "" {
+		c := junitCase{Name: "nothing checked", Classname: "karpenter-guard", Time: "0"}
+		suite := junitSuite{Name: "karpenter-guard", Time: "0", Tests: 1}
+		if r.emptyFails() {
+			c.Error = &junitOutcome{Type: "nothing checked", Message: reason, Text: xmlChars("nothing checked: " + reason + " (--fail-on-empty)")}
+			suite.Errors++
+		} else {
+			c.Skipped = &junitOutcome{Message: "nothing checked: " + reason}
+			suite.Skipped++
+		}
+		suite.Cases = []junitCase{c}
+		doc.Tests += suite.Tests
+		doc.Errors += suite.Errors
+		doc.Suites = append(doc.Suites, suite)
+	}
 	for _, file := range names {
 		entries := files[file]
 		sort.SliceStable(entries, func(i, j int) bool {

@@ -34,6 +34,9 @@ type Report struct {
 	// Objects are the objects evaluated, for the formats that list what passed too (JUnit: a CI test
 	// report with nothing in it reads as a broken job, not a clean one).
 	Objects []objects.Ref `json:"-"`
+	// FailOnEmpty makes a run that checked nothing (Summary.NothingChecked) a failed run, exit 2
+	// (--fail-on-empty): in CI a path that holds no Karpenter manifest is a mistake to stop on.
+	FailOnEmpty bool `json:"-"`
 }
 
 // Summary counts what the run found.
@@ -60,6 +63,10 @@ type Summary struct {
 	Rendered int `json:"rendered"`
 	// Fixed counts findings fixed by --fix (0 without it).
 	Fixed int `json:"fixed"`
+	// NothingChecked is set when the run evaluated no EC2NodeClass, NodePool or aws-auth ConfigMap
+	// and had no input error: it says where the run looked, what it found instead and the likely
+	// mistake, so that a mistyped path does not pass for a clean run. Empty otherwise.
+	NothingChecked string `json:"nothingChecked,omitempty"`
 }
 
 // New builds a report from an evaluation and the input errors.
@@ -141,14 +148,26 @@ func (f FailOn) Fails(a config.Action) bool {
 	return a == config.ActionDeny
 }
 
+// Empty reports whether the run evaluated no EC2NodeClass, NodePool or aws-auth ConfigMap and had no
+// input error (which would explain it): the command then says why in Summary.NothingChecked.
+func (r *Report) Empty() bool {
+	return r.Summary.Objects == 0 && len(r.Errors) == 0
+}
+
+// emptyFails reports whether the run checked nothing and FailOnEmpty makes that a failure.
+func (r *Report) emptyFails() bool {
+	return r.FailOnEmpty && r.Summary.NothingChecked != ""
+}
+
 // ExitCode is ExitCodeFor(FailOnDeny).
 func (r *Report) ExitCode() int {
 	return r.ExitCodeFor(FailOnDeny)
 }
 
-// ExitCodeFor is 2 when the run had input errors, 1 when a finding fails the run under f, else 0.
+// ExitCodeFor is 2 when the run had input errors or checked nothing under FailOnEmpty, 1 when a
+// finding fails the run under f, else 0.
 func (r *Report) ExitCodeFor(f FailOn) int {
-	if len(r.Errors) > 0 {
+	if len(r.Errors) > 0 || r.emptyFails() {
 		return ExitFailed
 	}
 	for _, fd := range r.Findings {

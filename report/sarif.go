@@ -18,7 +18,9 @@ const InformationURI = "https://github.com/karpenter-guard/karpenter-guard"
 // WriteSARIF writes the report as SARIF 2.1.0: rule metadata from the catalog, one result per finding
 // at the file and line of its field, and tool execution notifications for input errors (level error)
 // and for checks not evaluated (level note, associated with the rule, the reason as the message):
-// a code scanning view then shows what was not checked instead of reading silence as a pass.
+// a code scanning view then shows what was not checked instead of reading silence as a pass. A run
+// that checked nothing has a notification saying so (level warning; error under FailOnEmpty, and the
+// invocation is then not successful).
 func (r *Report) WriteSARIF(w io.Writer, cat *validators.Catalog, version string) error {
 	run := sarif.NewRunWithInformationURI("karpenter-guard", InformationURI)
 	run.Tool.Driver.WithVersion(version)
@@ -48,7 +50,14 @@ func (r *Report) WriteSARIF(w io.Writer, cat *validators.Catalog, version string
 				WithRegion(sarif.NewSimpleRegion(line, line)),
 		)})
 	}
-	inv := sarif.NewInvocation().WithExecutionSuccessful(len(r.Errors) == 0)
+	inv := sarif.NewInvocation().WithExecutionSuccessful(len(r.Errors) == 0 && !r.emptyFails())
+	if r.Summary.NothingChecked != "" {
+		lvl := sarif.LevelWarning
+		if r.emptyFails() {
+			lvl = sarif.LevelError
+		}
+		inv.AddToolExecutionNotification(sarif.NewNotification().WithLevel(lvl).WithMessage(sarif.NewTextMessage("nothing checked: " + r.Summary.NothingChecked)))
+	}
 	for _, e := range r.Errors {
 		n := sarif.NewNotification().WithLevel("error").WithMessage(sarif.NewTextMessage(e.Error()))
 		if e.File != "" && e.File != "<stdin>" {

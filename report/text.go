@@ -125,8 +125,12 @@ func (r *Report) WriteText(w io.Writer, opt TextOptions) error {
 			p.printf("%s %s\n", p.paint(dim, "note:"), n)
 		}
 	}
-	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 {
-		p.printf("%s\n", r.summaryLine())
+	if !opt.Quiet || len(r.Errors) > 0 || r.Summary.Deny > 0 || r.Summary.NothingChecked != "" {
+		line := r.summaryLine()
+		if r.emptyFails() {
+			line = p.paint(red+bold, line)
+		}
+		p.printf("%s\n", line)
 	}
 	return p.err
 }
@@ -142,6 +146,9 @@ func notEvalReasons(ns []validators.NotEvaluated) string {
 
 func (r *Report) summaryLine() string {
 	s := r.Summary
+	if s.NothingChecked != "" {
+		return nothingCheckedLine(r)
+	}
 	parts := []string{
 		wording.Plural(s.Deny, "deny", "deny"),
 		wording.Plural(s.Warn, "warning", "warnings"),
@@ -176,6 +183,16 @@ func (r *Report) summaryLine() string {
 	line += ": " + strings.Join(parts, ", ")
 	if s.Fixed > 0 {
 		line += fmt.Sprintf("; %s fixed", wording.Plural(s.Fixed, "finding", "findings"))
+	}
+	return line
+}
+
+// nothingCheckedLine is the summary of a run that checked nothing: the reason, and what it makes of
+// the run.
+func nothingCheckedLine(r *Report) string {
+	line := "nothing checked: " + r.Summary.NothingChecked
+	if r.emptyFails() {
+		line += " (--fail-on-empty: the run fails, exit 2)"
 	}
 	return line
 }

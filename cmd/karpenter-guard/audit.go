@@ -32,7 +32,8 @@ func newAuditCommand(g *globalOptions) *cobra.Command {
 		Short: "Evaluate every EC2NodeClass, NodePool and the aws-auth ConfigMap stored in a cluster",
 		Long: "Read the cluster's EC2NodeClasses, NodePools and kube-system/aws-auth through the kubeconfig and\n" +
 			"evaluate them with the rules of check: facts from AWS (--cluster-name), or from a snapshot (--facts).\n" +
-			"Prints like check (-o text, json, sarif, junit, github or markdown; same exit codes and --fail-on).\n" +
+			"Prints like check (-o text, json, sarif, junit, github or markdown; same exit codes, --fail-on and\n" +
+			"--fail-on-empty).\n" +
 			"--write-reports replaces the wgpolicyk8s.io/v1alpha2 reports: a ClusterPolicyReport for EC2NodeClasses\n" +
 			"and NodePools, a PolicyReport in kube-system for aws-auth (kubectl get cpolr,polr -A).",
 		Example: "  karpenter-guard audit --cluster-name prod-eks\n" +
@@ -103,6 +104,10 @@ func runAudit(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *audi
 	progress.done()
 	set := &manifest.Set{Objects: objs.All(), Errors: outcome.Problems}
 	rep := report.New(outcome.Result, set)
+	rep.FailOnEmpty = g.report.failOnEmpty
+	if rep.Empty() {
+		rep.Summary.NothingChecked = nothingAudited(rc.Host)
+	}
 	// The findings are printed first: a report that cannot be written hides none of them.
 	if err := write(stdout, rep, g, cat); err != nil {
 		return err

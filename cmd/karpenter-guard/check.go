@@ -8,7 +8,7 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/crds"
 
-	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,8 +37,9 @@ func newCheckCommand(g *globalOptions) *cobra.Command {
 		Short: "Lint Karpenter manifests: files, directories (recursively) or - for stdin",
 		Long: "Check EC2NodeClasses, NodePools and the kube-system/aws-auth ConfigMap in manifest files.\n\n" +
 			"Exit codes: 0 no finding that fails the run; 1 a finding fails it (--fail-on: deny findings by default,\n" +
-			"warn adds warn findings, never none); 2 the run failed (unreadable path, invalid YAML, invalid config).\n" +
-			"With --diff: 0 nothing to change, 1 a change is shown.",
+			"warn adds warn findings, never none); 2 the run failed (unreadable path, invalid YAML, invalid config,\n" +
+			"or, with --fail-on-empty, no EC2NodeClass, NodePool or aws-auth ConfigMap to check).\n" +
+			"A run that finds none says so on its last line. With --diff: 0 nothing to change, 1 a change is shown.",
 		Example: "  karpenter-guard check -f examples/\n" +
 			"  karpenter-guard check -f manifests/ --live --cluster-name prod-eks --region us-east-1\n" +
 			"  kustomize build overlays/prod | karpenter-guard check -f - -o json\n" +
@@ -153,13 +154,23 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		sort.Strings(paths)
 		if o.diff {
 			for _, p := range paths {
-				fmt.Fprint(stdout, udiff.Unified("a/"+p, "b/"+p, string(set.Sources[p]), string(outcome.Files[p])))
+				// go-internal's diff is Go's own (cmd/go's internal/diff): its hunk headers are exact, so
+				// git apply and patch apply the output with no offset.
+				if _, err := stdout.Write(diff.Diff("a/"+p, set.Sources[p], "b/"+p, outcome.Files[p])); err != nil {
+					return fmt.Errorf("write the diff: %w", err)
+				}
 			}
 			if len(set.Errors) > 0 {
 				for _, e := range set.Errors {
 					fmt.Fprintln(stderr, "error:", e.Error())
 				}
 				return exitError{report.ExitFailed}
+			}
+			if countChecked(set) == 0 { // the patch is empty: say why on stderr, stdout stays a patch
+				fmt.Fprintln(stderr, "note: nothing checked:", nothingChecked(set, o.files, o.inputs.kustomizations))
+				if g.report.failOnEmpty {
+					return exitError{report.ExitFailed}
+				}
 			}
 			if len(paths) > 0 {
 				return exitError{1}
@@ -188,6 +199,10 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	set.Errors = append(set.Errors, factsErrs...)
 	rep := report.New(res, set)
 	rep.Summary.Fixed = fixed
+	rep.FailOnEmpty = g.report.failOnEmpty
+	if rep.Empty() {
+		rep.Summary.NothingChecked = nothingChecked(set, o.files, o.inputs.kustomizations)
+	}
 	if err := write(stdout, rep, g, cat); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,14 +153,15 @@ type actionInput struct {
 }
 
 type actionStep struct {
-	Name  string            `yaml:"name"`
-	ID    string            `yaml:"id"`
-	If    string            `yaml:"if"`
-	Uses  string            `yaml:"uses"`
-	Shell string            `yaml:"shell"`
-	Run   string            `yaml:"run"`
-	Env   map[string]string `yaml:"env"`
-	With  map[string]string `yaml:"with"`
+	Name            string            `yaml:"name"`
+	ID              string            `yaml:"id"`
+	If              string            `yaml:"if"`
+	ContinueOnError string            `yaml:"continue-on-error"`
+	Uses            string            `yaml:"uses"`
+	Shell           string            `yaml:"shell"`
+	Run             string            `yaml:"run"`
+	Env             map[string]string `yaml:"env"`
+	With            map[string]string `yaml:"with"`
 }
 
 type action struct {
@@ -202,7 +204,7 @@ func TestAction(t *testing.T) {
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" || len(a.Runs.Steps) == 0 {
 		t.Fatalf("action.yml: want a name, a description and composite steps: %+v", a)
 	}
-	for _, name := range []string{"version", "path", "facts", "fail-on", "args"} {
+	for _, name := range []string{"version", "path", "facts", "fail-on", "fail-on-empty", "args", "upload-sarif"} {
 		if _, ok := a.Inputs[name]; !ok {
 			t.Errorf("input %s missing", name)
 		}
@@ -212,6 +214,19 @@ func TestAction(t *testing.T) {
 	}
 	if d := a.Inputs["fail-on"].Default; d != "deny" {
 		t.Errorf("fail-on default %q, want deny as the command's", d)
+	}
+	doc, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range a.Inputs {
+		row := fmt.Sprintf("| `%s` | ", name)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("input %s has no row in docs/ci.md's table of inputs (%q)", name, row)
+		}
+		if in.Description == "" {
+			t.Errorf("input %s has no description", name)
+		}
 	}
 
 	used := map[string]bool{}

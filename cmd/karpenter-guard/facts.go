@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/audit"
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
+	"github.com/karpenter-guard/karpenter-guard/fix"
 	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -23,6 +27,9 @@ type exportOptions struct {
 	live    liveOptions
 	files   []string
 	partial bool
+	// outFile is -o: the file the snapshot replaces once the export has succeeded ("" or "-" for
+	// standard output).
+	outFile string
 }
 
 func newFactsCommand(g *globalOptions) *cobra.Command {
@@ -36,14 +43,17 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 		Short: "Write a ClusterFacts snapshot of what the rules need, from AWS and the cluster",
 		Long: "Ask AWS (and the cluster, through the kubeconfig) every question the rules ask about the\n" +
 			"cluster's EC2NodeClasses and NodePools (or the manifests given with -f), and write the answers\n" +
-			"as a ClusterFacts snapshot on standard output. `check --facts` and a cluster-facts.yaml beside\n" +
-			"the manifests then reproduce the same verdicts with no credentials, in CI.\n\n" +
+			"as a ClusterFacts snapshot. `check --facts` and a cluster-facts.yaml beside the manifests then\n" +
+			"reproduce the same verdicts with no credentials, in CI.\n\n" +
+			"-o FILE replaces FILE only once the export has succeeded, atomically and keeping its permissions:\n" +
+			"a failed export leaves the last good snapshot as it was (a shell redirect would empty it first).\n" +
+			"FILE may not be a symbolic link. Without -o the snapshot is printed on standard output.\n\n" +
 			"The snapshot holds what those objects use (their roles, images, subnets), not the whole\n" +
 			"account: export again when the manifests start using other roles or selectors.\n\n" +
 			"Independent questions are asked together; each AWS call waits at most aws.timeout, and the\n" +
 			"whole export at most --deadline. When the cluster cannot be described nothing else is asked.",
-		Example: "  karpenter-guard facts export --cluster-name prod-eks --region us-east-1 > cluster-facts.yaml\n" +
-			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ > gitops/prod/.karpenter-guard/cluster-facts.yaml",
+		Example: "  karpenter-guard facts export --cluster-name prod-eks --region us-east-1 -o cluster-facts.yaml\n" +
+			"  karpenter-guard facts export --cluster-name prod-eks -f gitops/prod/ -o gitops/prod/.karpenter-guard/cluster-facts.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runExport(cmd.Context(), cmd, g, o)
@@ -53,6 +63,9 @@ func newFactsCommand(g *globalOptions) *cobra.Command {
 	o.live.addDeadlineFlag(export.Flags())
 	export.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "export for these manifests instead of the cluster's objects (file, directory or -)")
 	export.Flags().BoolVar(&o.partial, "partial", false, "when some lookups fail, write the snapshot with their sections left out (unknown) instead of failing")
+	// -o names a file here, not a format (a snapshot is always YAML): this local flag takes the place
+	// of the persistent --output of the other commands.
+	export.Flags().StringVarP(&o.outFile, "output", "o", "", "write the snapshot to `FILE`, replacing it only once the export has succeeded (default: standard output)")
 	cmd.AddCommand(export)
 	return cmd
 }
@@ -64,6 +77,9 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 	ctx, cancel := o.live.withDeadline(ctx)
 	defer cancel()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := checkOutFile(o.outFile); err != nil {
+		return err
+	}
 	cat, cfg, err := g.catalog()
 	if err != nil {
 		return err
@@ -111,9 +127,53 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 	if reportGaps(stderr, gaps, o.partial) {
 		return exitError{2}
 	}
-	fmt.Fprintf(stdout, "# ClusterFacts of EKS cluster %s, written by karpenter-guard facts export on %s\n", o.live.clusterName, time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(stdout, "# for %d EC2NodeClasses and NodePools: it holds what they use, not the whole account.\n", countKarpenter(set))
-	return writeSnapshot(stdout, snap)
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# ClusterFacts of EKS cluster %s, written by karpenter-guard facts export on %s\n", o.live.clusterName, time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&buf, "# for %d EC2NodeClasses and NodePools: it holds what they use, not the whole account.\n", countKarpenter(set))
+	if err := writeSnapshot(&buf, snap); err != nil {
+		return err
+	}
+	if o.outFile == "" || o.outFile == "-" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := fix.ReplaceFile(o.outFile, buf.Bytes(), 0o644); err != nil {
+		return outFileError(o.outFile, err)
+	}
+	fmt.Fprintf(stderr, "snapshot of EKS cluster %s written to %s\n", o.live.clusterName, o.outFile)
+	return nil
+}
+
+// checkOutFile refuses, before anything is asked, an -o the export could not write at the end: a
+// symbolic link, a directory, a file in a directory that does not exist, or a format name (-o is a
+// format in the other commands; a snapshot is always YAML).
+func checkOutFile(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if slices.Contains(append(slices.Clone(reportFormats), "yaml"), path) {
+		return fmt.Errorf("facts export -o %s: -o names the file to write here, and a snapshot is always YAML: give a file name such as cluster-facts.yaml (./%s for a file of that name), or leave -o out for standard output", path, path)
+	}
+	if err := fix.CheckReplaceable(path); err != nil {
+		return outFileError(path, err)
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return fmt.Errorf("facts export -o %s: the directory %s does not exist: create it first", path, dir)
+		}
+	}
+	return nil
+}
+
+// outFileError says why the snapshot cannot be written to path, and what to do.
+func outFileError(path string, err error) error {
+	switch {
+	case errors.Is(err, fix.ErrSymlink):
+		return fmt.Errorf("facts export -o %s: it is a symbolic link, which karpenter-guard does not write through: give the path of the file itself, or remove the link", path)
+	case errors.Is(err, fix.ErrNotRegular):
+		return fmt.Errorf("facts export -o %s: it is not a regular file (a directory?): give the path of the snapshot file, or leave -o out for standard output", path)
+	}
+	return fmt.Errorf("facts export -o %s: %w; the file was left as it was", path, err)
 }
 
 // exportSnapshot asks p every question the rules ask about set, through a recorder, and returns the

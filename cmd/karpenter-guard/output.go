@@ -25,6 +25,8 @@ var reportFormats = []string{"text", "json", "sarif", "junit", "github", "markdo
 type reportOptions struct {
 	failOn  string
 	noColor bool
+	// failOnEmpty makes a run that checked no EC2NodeClass, NodePool or aws-auth ConfigMap exit 2.
+	failOnEmpty bool
 	// files are the --report-file values, FORMAT=PATH.
 	files []string
 
@@ -36,6 +38,7 @@ type reportOptions struct {
 // addReportFlags adds the report flags to a command that prints a report.
 func addReportFlags(f *pflag.FlagSet, g *globalOptions) {
 	f.StringVar(&g.report.failOn, "fail-on", string(report.FailOnDeny), "findings that make the run exit 1: deny, warn (deny and warn findings) or never")
+	f.BoolVar(&g.report.failOnEmpty, "fail-on-empty", false, "exit 2 when there is no EC2NodeClass, NodePool or aws-auth ConfigMap to check (a path that holds none is likely a mistake), instead of passing with a note")
 	f.BoolVar(&g.report.noColor, "no-color", false, "no colours in the text output (also when NO_COLOR is set; colours are only ever used on a terminal)")
 	f.StringArrayVar(&g.report.files, "report-file", nil, "also write the report as FORMAT to PATH, given as FORMAT=PATH (e.g. sarif=results.sarif); repeatable, so one run feeds several tools")
 }
