@@ -97,7 +97,7 @@ func (w *walk) expand(root string) error {
 			return err
 		}
 		if p == start {
-			return nil
+			return w.dir(root) // a chart given as the directory is skipped too; its facts home counts
 		}
 		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
