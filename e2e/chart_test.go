@@ -221,7 +221,7 @@ func TestChartLintAndTemplate(t *testing.T) {
 		{"no webhook peers", []string{"--set", "clusterName=c", "--set-json", "networkPolicy.webhookFrom=[]"},
 			"networkPolicy.webhookFrom is empty: the NetworkPolicy would keep the API server from the webhook port"},
 		{"a peer that is not one", []string{"--set", "clusterName=c", "--set", "networkPolicy.webhookFrom[0]=10.0.0.0"},
-			"at '/networkPolicy/webhookFrom/0'"},
+			"at '/networkPolicy/webhookFrom/0': '10.0.0.0' does not match pattern"},
 		{"a tag for a digest", []string{"--set", "clusterName=c", "--set", "image.digest=v0.1.0"}, "at '/image/digest'"},
 		{"unknown log level", []string{"--set", "clusterName=c", "--set", "logLevel=verbose"}, "at '/logLevel': value must be one of"},
 		{"ServiceMonitor on the node's network", []string{"--set", "clusterName=c", "--set", "hostNetwork=true", "--set", "metrics.serviceMonitor.enabled=true"},
@@ -680,6 +680,12 @@ func TestChartAsSubchart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(chartDir, "Chart.yaml"))), &meta); err != nil {
+		t.Fatal(err)
+	}
 	umbrella := filepath.Join(t.TempDir(), "platform")
 	if err := os.MkdirAll(umbrella, 0o755); err != nil {
 		t.Fatal(err)
@@ -690,7 +696,7 @@ name: platform
 version: 1.0.0
 dependencies:
   - name: karpenter-guard
-    version: 0.1.0
+    version: ` + meta.Version + `
     repository: file://` + chart + "\n",
 		"values.yaml": `global:
   imageRegistry: registry.internal.example.com
