@@ -28,7 +28,8 @@ type RotatorOptions struct {
 // AddRotator adds open-policy-agent/cert-controller's rotator to mgr: it creates the CA and serving
 // certificate in the Secret, renews them before they expire, writes them into CertDir (the webhook
 // server's certificate watcher reloads them) and injects the CA into the webhook configurations.
-// o.Ready closes once certificates are in place.
+// o.Ready closes once certificates are in place. The rotator reads only its Secret and its webhook
+// configurations, by name (NarrowConfig), so that its Role needs no access to other Secrets.
 func AddRotator(mgr manager.Manager, o RotatorOptions) error {
 	names := serviceNames(o.Service, o.Namespace)
 	var webhooks []rotator.WebhookInfo
@@ -38,7 +39,11 @@ func AddRotator(mgr manager.Manager, o RotatorOptions) error {
 	if o.MutatingWebhook != "" {
 		webhooks = append(webhooks, rotator.WebhookInfo{Name: o.MutatingWebhook, Type: rotator.Mutating})
 	}
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+	narrowed, err := narrowManager(mgr, rotatorCollections(o))
+	if err != nil {
+		return fmt.Errorf("self-managed certificates: %w", err)
+	}
+	err = rotator.AddRotator(narrowed, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 		CertDir:        o.CertDir,
 		CAName:         CAName,

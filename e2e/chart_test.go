@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +17,15 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/karpenter-guard/karpenter-guard/certs"
@@ -111,19 +118,50 @@ type chartValues struct {
 	roleARN           string
 	pdb               bool
 	priorityClassName string
+	image             string
+	pullSecrets       []string
+	serviceAccount    string // the pods' ServiceAccount, the subject of every binding
+	ownAccount        bool   // the user's ServiceAccount (serviceAccount.create false): the chart renders none
+	logLevel          string
+	commonLabels      map[string]string // on every object the chart renders, and on the pods
+	podLabels         map[string]string // on the pods, beside the selector's and commonLabels
+	podAnnotations    map[string]string
+	env               []string // the release's own variables, after the chart's
+	webhookFrom       []string // the CIDRs the webhook port admits
+	metricsNamespace  string   // the namespace whose Prometheus pods may scrape the metrics port
+	monitoring        bool     // the ServiceMonitor and the PrometheusRule
 }
+
+// privateRanges are the default peers of the webhook port.
+var privateRanges = []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"}
+
+const defaultImage = "ghcr.io/karpenter-guard/karpenter-guard:v0.1.0"
 
 var ciValues = []chartValues{
 	{file: "default-values.yaml", mode: "dry-run", mutation: true, crds: true, port: 9443, networkPolicy: true, pdb: true,
-		exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB", priorityClassName: "system-cluster-critical"},
+		exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB", priorityClassName: "system-cluster-critical",
+		image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info", webhookFrom: privateRanges, metricsNamespace: "monitoring"},
 	{file: "enforce-cert-manager-values.yaml", mode: "enforce", certManager: true, port: 9443, networkPolicy: true, pdb: true,
-		exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB", priorityClassName: "system-cluster-critical"},
+		exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB", priorityClassName: "system-cluster-critical",
+		image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info", webhookFrom: privateRanges, metricsNamespace: "monitoring"},
 	{file: "warn-host-network-values.yaml", mode: "warn", certManager: true, mutation: true, crds: true, hostNetwork: true, port: 10443,
 		namespace: true, pdb: true, exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB",
-		priorityClassName: "system-cluster-critical"},
+		priorityClassName: "system-cluster-critical", image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info"},
 	{file: "enforce-irsa-values.yaml", mode: "enforce", mutation: true, crds: true, port: 9443, networkPolicy: true,
 		exempt: []string{"platform:karpenter-controller"}, goMemLimit: "819MiB", region: "eu-west-1",
-		roleARN: "arn:aws:iam::111122223333:role/karpenter-guard"},
+		roleARN: "arn:aws:iam::111122223333:role/karpenter-guard", image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info",
+		webhookFrom: privateRanges, metricsNamespace: "monitoring"},
+	{file: "platform-values.yaml", mode: "enforce", mutation: true, crds: true, port: 9443, networkPolicy: true,
+		exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB", priorityClassName: "system-cluster-critical",
+		image:          "registry.internal.example.com/mirror/karpenter-guard@sha256:0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+		pullSecrets:    []string{"mirror-credentials"},
+		serviceAccount: "platform-karpenter-guard", ownAccount: true, logLevel: "debug",
+		commonLabels:   map[string]string{"team": "platform", "cost-center": "1234"},
+		podLabels:      map[string]string{"sidecar.istio.io/inject": "false"},
+		podAnnotations: map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"},
+		env: []string{"HTTPS_PROXY=http://proxy.internal.example.com:3128",
+			"NO_PROXY=172.20.0.0/16,.svc,.cluster.local,169.254.169.254,169.254.170.23"},
+		webhookFrom: []string{"10.0.0.0/24", "10.0.1.0/24", "2600:1f18:aaaa:bb00::/56"}, metricsNamespace: "observability", monitoring: true},
 }
 
 // TestChartLintAndTemplate: `helm lint --strict` passes with every values file of the chart's ci/, and
@@ -144,8 +182,21 @@ func TestChartLintAndTemplate(t *testing.T) {
 				t.Fatalf("helm lint --strict -f %s: exit %d\n%s%s", v.file, r.code, r.stdout, r.stderr)
 			}
 			out := helmT(t, "template", "karpenter-guard", chartDir, "-n", "karpenter-guard", "-f", file)
-			checkRendering(t, v, objectsByKey(t, out))
-			if r := env.kubectl(t, out, "apply", "--dry-run=server", "-f", "-"); r.code != 0 {
+			objs := objectsByKey(t, out)
+			checkRendering(t, v, objs)
+			// The Prometheus Operator's objects are checked against its API types (checkMonitoring):
+			// the test's API server has no monitoring.coreos.com CRDs.
+			var served []string
+			for _, o := range objs {
+				if !strings.HasPrefix(fmt.Sprint(o["apiVersion"]), "monitoring.coreos.com/") {
+					b, err := json.Marshal(o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					served = append(served, string(b))
+				}
+			}
+			if r := env.kubectl(t, strings.Join(served, "\n---\n"), "apply", "--dry-run=server", "-f", "-"); r.code != 0 {
 				t.Errorf("the API server refuses the rendering: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
@@ -160,6 +211,21 @@ func TestChartLintAndTemplate(t *testing.T) {
 		{"unknown mode", []string{"--set", "clusterName=c", "--set", "mode=audit"}, "at '/mode': value must be one of"},
 		{"unknown certificates", []string{"--set", "clusterName=c", "--set", "certificates.mode=acm"}, "at '/certificates/mode': value must be one of"},
 		{"memory in M", []string{"--set", "clusterName=c", "--set", "resources.limits.memory=300M"}, `goMemLimit is empty and resources.limits.memory ("300M") is not a whole number of Mi or Gi`},
+		{"own account unnamed", []string{"--set", "clusterName=c", "--set", "serviceAccount.create=false"},
+			"serviceAccount.create is false: set serviceAccount.name to your ServiceAccount"},
+		{"annotations on no account", []string{"--set", "clusterName=c", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=mine",
+			"--set", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::111122223333:role/kg"},
+			"serviceAccount.annotations are set but serviceAccount.create is false"},
+		{"mode in env", []string{"--set", "clusterName=c", "--set", "env[0].name=KARPENTER_GUARD_MODE", "--set", "env[0].value=enforce"},
+			"env: KARPENTER_GUARD_MODE is set by the chart and cannot be set in env: set the value mode"},
+		{"no webhook peers", []string{"--set", "clusterName=c", "--set-json", "networkPolicy.webhookFrom=[]"},
+			"networkPolicy.webhookFrom is empty: the NetworkPolicy would keep the API server from the webhook port"},
+		{"a peer that is not one", []string{"--set", "clusterName=c", "--set", "networkPolicy.webhookFrom[0]=10.0.0.0"},
+			"at '/networkPolicy/webhookFrom/0': '10.0.0.0' does not match pattern"},
+		{"a tag for a digest", []string{"--set", "clusterName=c", "--set", "image.digest=v0.1.0"}, "at '/image/digest'"},
+		{"unknown log level", []string{"--set", "clusterName=c", "--set", "logLevel=verbose"}, "at '/logLevel': value must be one of"},
+		{"ServiceMonitor on the node's network", []string{"--set", "clusterName=c", "--set", "hostNetwork=true", "--set", "metrics.serviceMonitor.enabled=true"},
+			"metrics.serviceMonitor.enabled with hostNetwork: on the node's network the metrics listen on 127.0.0.1 only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := helm(t, append([]string{"template", "karpenter-guard", chartDir, "-n", "karpenter-guard"}, tc.args...)...)
@@ -321,11 +387,379 @@ func checkRendering(t *testing.T, v chartValues, objs map[string]object) {
 	if !has("Role/kube-system/karpenter-guard-aws-auth") || !has("RoleBinding/kube-system/karpenter-guard-aws-auth") {
 		t.Errorf("no aws-auth Role and RoleBinding in kube-system")
 	}
+
+	// The image, pinned by digest or tagged, and its pull secrets.
+	if c.Image != v.image {
+		t.Errorf("image %q, want %q", c.Image, v.image)
+	}
+	var pullSecrets []string
+	for _, s := range spec.ImagePullSecrets {
+		pullSecrets = append(pullSecrets, s.Name)
+	}
+	if !slices.Equal(pullSecrets, v.pullSecrets) {
+		t.Errorf("imagePullSecrets %v, want %v", pullSecrets, v.pullSecrets)
+	}
+	if !slices.Contains(c.Args, "--zap-log-level="+v.logLevel) {
+		t.Errorf("log level %s: args %v", v.logLevel, c.Args)
+	}
+
+	// The ServiceAccount: the chart's, or the user's (none rendered); every binding names it.
+	if spec.ServiceAccountName != v.serviceAccount {
+		t.Errorf("the pods run as %q, want %q", spec.ServiceAccountName, v.serviceAccount)
+	}
+	accounts := 0
+	for k, o := range objs {
+		switch o["kind"] {
+		case "ServiceAccount":
+			accounts++
+			if v.ownAccount || k != "ServiceAccount/karpenter-guard/"+v.serviceAccount {
+				t.Errorf("%s rendered, want only the pods' own account (ownAccount %v)", k, v.ownAccount)
+			}
+		case "RoleBinding", "ClusterRoleBinding":
+			var b rbacv1.RoleBinding
+			decodeInto(t, o, &b)
+			if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != v.serviceAccount ||
+				b.Subjects[0].Namespace != "karpenter-guard" {
+				t.Errorf("%s binds %+v, want the ServiceAccount karpenter-guard/%s", k, b.Subjects, v.serviceAccount)
+			}
+		}
+	}
+	if accounts != map[bool]int{true: 0, false: 1}[v.ownAccount] {
+		t.Errorf("%d ServiceAccounts rendered (ownAccount %v)", accounts, v.ownAccount)
+	}
+
+	// Labels: commonLabels on every object the chart renders (the CRDs are Kyverno's, unchanged), the
+	// selector's on the pods with podLabels; every selector selects the release's pods and no other
+	// release's (app.kubernetes.io/instance).
+	selector := map[string]string{"app.kubernetes.io/name": "karpenter-guard", "app.kubernetes.io/instance": "karpenter-guard"}
+	for k, o := range objs {
+		if o["kind"] == "CustomResourceDefinition" {
+			continue
+		}
+		var m struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		decodeInto(t, o, &m)
+		for l, want := range v.commonLabels {
+			if got := m.Metadata.Labels[l]; got != want {
+				t.Errorf("%s: label %s=%q, want %q (commonLabels)", k, l, got, want)
+			}
+		}
+		if got := m.Metadata.Labels["app.kubernetes.io/name"]; got != "karpenter-guard" {
+			t.Errorf("%s: app.kubernetes.io/name=%q: commonLabels must not replace the chart's labels", k, got)
+		}
+	}
+	podLabels := dep.Spec.Template.Labels
+	for l, want := range mergeLabels(selector, v.podLabels, v.commonLabels) {
+		if podLabels[l] != want {
+			t.Errorf("pod label %s=%q, want %q (pod labels %v)", l, podLabels[l], want, podLabels)
+		}
+	}
+	for a, want := range v.podAnnotations {
+		if got := dep.Spec.Template.Annotations[a]; got != want {
+			t.Errorf("pod annotation %s=%q, want %q", a, got, want)
+		}
+	}
+	selectors := map[string]map[string]string{"the Deployment": dep.Spec.Selector.MatchLabels}
+	var svc corev1.Service
+	decodeInto(t, objs["Service/karpenter-guard/karpenter-guard"], &svc)
+	selectors["the Service"] = svc.Spec.Selector
+	for i, tsc := range spec.TopologySpreadConstraints {
+		if tsc.LabelSelector == nil {
+			t.Errorf("topology spread constraint %d selects nothing", i)
+			continue
+		}
+		selectors[fmt.Sprintf("topology spread constraint %d", i)] = tsc.LabelSelector.MatchLabels
+	}
+	if v.pdb {
+		var pdb policyv1.PodDisruptionBudget
+		decodeInto(t, objs["PodDisruptionBudget/karpenter-guard/karpenter-guard"], &pdb)
+		selectors["the PodDisruptionBudget"] = pdb.Spec.Selector.MatchLabels
+	}
+	var np networkingv1.NetworkPolicy
+	if v.networkPolicy {
+		decodeInto(t, objs["NetworkPolicy/karpenter-guard/karpenter-guard"], &np)
+		selectors["the NetworkPolicy"] = np.Spec.PodSelector.MatchLabels
+	}
+	for what, sel := range selectors {
+		if !maps.Equal(sel, selector) {
+			t.Errorf("%s selects %v, want %v", what, sel, selector)
+		}
+	}
+
+	// The release's environment, after the chart's (which it cannot replace).
+	var extraEnv []string
+	for _, e := range c.Env[len(c.Env)-len(v.env):] {
+		extraEnv = append(extraEnv, e.Name+"="+e.Value)
+	}
+	if !slices.Equal(extraEnv, v.env) {
+		t.Errorf("the container's last variables %v, want %v", extraEnv, v.env)
+	}
+
+	// The NetworkPolicy: the webhook port from the API server's addresses; the metrics port from the
+	// Prometheus pods of one namespace only, never from any namespace.
+	if v.networkPolicy {
+		if len(np.Spec.Ingress) != 2 {
+			t.Fatalf("NetworkPolicy ingress %+v, want the webhook rule and the metrics rule", np.Spec.Ingress)
+		}
+		var cidrs []string
+		for _, p := range np.Spec.Ingress[0].From {
+			if p.IPBlock == nil || p.NamespaceSelector != nil || p.PodSelector != nil {
+				t.Errorf("the webhook port admits %+v, want addresses", p)
+				continue
+			}
+			cidrs = append(cidrs, p.IPBlock.CIDR)
+		}
+		if !slices.Equal(cidrs, v.webhookFrom) || np.Spec.Ingress[0].Ports[0].Port.String() != "webhook" {
+			t.Errorf("the webhook rule admits %v to %v, want %v to the webhook port", cidrs, np.Spec.Ingress[0].Ports, v.webhookFrom)
+		}
+		metrics := np.Spec.Ingress[1]
+		if len(metrics.From) != 1 || metrics.Ports[0].Port.String() != "metrics" {
+			t.Fatalf("the metrics rule %+v: want one peer, to the metrics port", metrics)
+		}
+		p := metrics.From[0]
+		if p.NamespaceSelector == nil || !maps.Equal(p.NamespaceSelector.MatchLabels, map[string]string{"kubernetes.io/metadata.name": v.metricsNamespace}) ||
+			p.PodSelector == nil || !maps.Equal(p.PodSelector.MatchLabels, map[string]string{"app.kubernetes.io/name": "prometheus"}) {
+			t.Errorf("the metrics port admits %+v, want the Prometheus pods of the namespace %s", p, v.metricsNamespace)
+		}
+	}
+
+	for _, k := range []string{"ServiceMonitor/karpenter-guard/karpenter-guard", "PrometheusRule/karpenter-guard/karpenter-guard"} {
+		if has(k) != v.monitoring {
+			t.Errorf("%s rendered: %v, want %v", k, has(k), v.monitoring)
+		}
+	}
+	if v.monitoring {
+		checkMonitoring(t, objs, svc, v)
+	}
 }
 
-// helmLabels are the labels the chart adds to every object and manifests/ does not: Helm's own
-// bookkeeping (the chart's version, the release, the app's version, the manager), which kustomize has no
-// equivalent of. The drift test ignores these and nothing else.
+// mergeLabels merges label maps, the first holding a label winning.
+func mergeLabels(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for i := len(ms) - 1; i >= 0; i-- {
+		maps.Copy(out, ms[i])
+	}
+	return out
+}
+
+// checkMonitoring decodes the ServiceMonitor and the PrometheusRule strictly into the Prometheus
+// Operator's API types (an unknown or misspelt field fails), and checks that the ServiceMonitor
+// scrapes the metrics port of the release's Service and that every alert selects its job.
+func checkMonitoring(t *testing.T, objs map[string]object, svc corev1.Service, v chartValues) {
+	t.Helper()
+	strict := func(o object, into any) {
+		t.Helper()
+		b, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sigsyaml.UnmarshalStrict(b, into); err != nil {
+			t.Fatalf("%s/%v: not a valid %s: %v", o["kind"], o["metadata"], o["kind"], err)
+		}
+	}
+	var sm monitoringv1.ServiceMonitor
+	strict(objs["ServiceMonitor/karpenter-guard/karpenter-guard"], &sm)
+	if len(sm.Spec.Selector.MatchLabels) == 0 || !labelsSelect(sm.Spec.Selector.MatchLabels, svc.Labels) {
+		t.Errorf("the ServiceMonitor selects %v, the Service is labelled %v", sm.Spec.Selector.MatchLabels, svc.Labels)
+	}
+	if !slices.Equal(sm.Spec.NamespaceSelector.MatchNames, []string{"karpenter-guard"}) || len(sm.Spec.Endpoints) != 1 ||
+		sm.Spec.Endpoints[0].Port != "metrics" || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "metrics" }) {
+		t.Errorf("the ServiceMonitor scrapes %+v in %v: want the Service's metrics port", sm.Spec.Endpoints, sm.Spec.NamespaceSelector)
+	}
+	if sm.Labels["release"] != "kube-prometheus-stack" {
+		t.Errorf("the ServiceMonitor is labelled %v: want the labels Prometheus selects it by", sm.Labels)
+	}
+	var rule monitoringv1.PrometheusRule
+	strict(objs["PrometheusRule/karpenter-guard/karpenter-guard"], &rule)
+	var alerts []string
+	for _, g := range rule.Spec.Groups {
+		for _, r := range g.Rules {
+			alerts = append(alerts, r.Alert)
+			if !strings.Contains(r.Expr.String(), `job="karpenter-guard", namespace="karpenter-guard"`) {
+				t.Errorf("alert %s does not select the ServiceMonitor's job: %s", r.Alert, r.Expr.String())
+			}
+			if r.Labels["severity"] == "" || r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
+				t.Errorf("alert %s has no severity, summary or description: %v %v", r.Alert, r.Labels, r.Annotations)
+			}
+		}
+	}
+	want := []string{"KarpenterGuardDown", "KarpenterGuardReviewErrors", "KarpenterGuardSlowReviews", "KarpenterGuardAWSAccessDenied",
+		"KarpenterGuardAWSUnreachable", "KarpenterGuardAuditFailing", "KarpenterGuardStoredObjectDenied"}
+	if !slices.Equal(alerts, want) {
+		t.Errorf("alerts %v, want %v", alerts, want)
+	}
+	if down := rule.Spec.Groups[0].Rules[0]; v.mode == "enforce" && down.Labels["severity"] != "critical" {
+		t.Errorf("mode enforce refuses writes while the webhook is down: KarpenterGuardDown is %q, want critical", down.Labels["severity"])
+	}
+}
+
+// labelsSelect reports whether a selector's labels are all among labels.
+func labelsSelect(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestChartNeverBlocksADrain: the chart's PodDisruptionBudget always leaves a replica evictable, so that
+// draining karpenter-guard's node (Karpenter's consolidation and drift included) never waits forever:
+// with one replica there is no budget, the default two replicas keep one, and a minAvailable that
+// would keep every replica fails the rendering with what to set.
+func TestChartNeverBlocksADrain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the budget's minAvailable, "" for none
+		fail string
+	}{
+		{"default", nil, "1", ""},
+		{"one replica", []string{"--set", "replicas=1"}, "", ""},
+		{"one replica, budget asked for", []string{"--set", "replicas=1", "--set", "podDisruptionBudget.enabled=true", "--set", "podDisruptionBudget.minAvailable=1"}, "", ""},
+		{"no replica", []string{"--set", "replicas=0"}, "", ""},
+		{"three replicas keep two", []string{"--set", "replicas=3", "--set", "podDisruptionBudget.minAvailable=2"}, "2", ""},
+		{"half of two", []string{"--set", "podDisruptionBudget.minAvailable=50%"}, "50%", ""},
+		{"budget off", []string{"--set", "podDisruptionBudget.enabled=false"}, "", ""},
+		{"two of two", []string{"--set", "podDisruptionBudget.minAvailable=2"}, "",
+			"podDisruptionBudget.minAvailable 2 keeps all 2 replicas: no pod of karpenter-guard could ever be evicted"},
+		{"60% of two rounds up to two", []string{"--set", "podDisruptionBudget.minAvailable=60%"}, "",
+			"podDisruptionBudget.minAvailable 60% keeps all 2 replicas"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := helm(t, append([]string{"template", "karpenter-guard", chartDir, "-n", "karpenter-guard", "--set", "clusterName=c"}, tc.args...)...)
+			if tc.fail != "" {
+				if r.code == 0 || !strings.Contains(r.stderr, tc.fail) {
+					t.Fatalf("exit %d, want a failure saying %q\n%s", r.code, tc.fail, r.stderr)
+				}
+				return
+			}
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			objs := objectsByKey(t, r.stdout)
+			o, ok := objs["PodDisruptionBudget/karpenter-guard/karpenter-guard"]
+			if !ok {
+				if tc.want != "" {
+					t.Fatalf("no PodDisruptionBudget, want minAvailable %s", tc.want)
+				}
+				return
+			}
+			var pdb policyv1.PodDisruptionBudget
+			decodeInto(t, o, &pdb)
+			var dep appsv1.Deployment
+			decodeInto(t, objs["Deployment/karpenter-guard/karpenter-guard"], &dep)
+			replicas := int(*dep.Spec.Replicas)
+			if pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.String() != tc.want {
+				t.Fatalf("minAvailable %v, want %q", pdb.Spec.MinAvailable, tc.want)
+			}
+			// What the disruption controller computes: the pods it keeps, rounding a percentage up.
+			kept, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, replicas, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept >= replicas {
+				t.Errorf("the budget keeps %d of %d replicas: no eviction is ever allowed", kept, replicas)
+			}
+			if !labelsSelect(pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Labels) {
+				t.Errorf("the budget selects %v, the pods are labelled %v", pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Labels)
+			}
+		})
+	}
+}
+
+// TestChartAsSubchart: an umbrella chart that depends on karpenter-guard through a file:// dependency,
+// with global values (which Helm passes to every subchart) and one replica, builds, renders and
+// installs as a platform team would do it; the pod of that one replica can be evicted (no budget
+// forbids it), and `helm uninstall` removes the release.
+func TestChartAsSubchart(t *testing.T) {
+	const release, ns = "platform", "karpenter-guard"
+	reset(t)
+	chart, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Version string `json:"version"`
+	}
+	if err := sigsyaml.Unmarshal([]byte(readFile(t, filepath.Join(chartDir, "Chart.yaml"))), &meta); err != nil {
+		t.Fatal(err)
+	}
+	umbrella := filepath.Join(t.TempDir(), "platform")
+	if err := os.MkdirAll(umbrella, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"Chart.yaml": `apiVersion: v2
+name: platform
+version: 1.0.0
+dependencies:
+  - name: karpenter-guard
+    version: ` + meta.Version + `
+    repository: file://` + chart + "\n",
+		"values.yaml": `global:
+  imageRegistry: registry.internal.example.com
+  clusterName: prod-eks
+karpenter-guard:
+  clusterName: e2e
+  replicas: 1
+  reports:
+    installCRDs: false
+  mutation:
+    enabled: false
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(umbrella, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helmT(t, "dependency", "build", umbrella)
+	objs := objectsByKey(t, helmT(t, "template", release, umbrella, "-n", ns))
+	const fullname = "platform-karpenter-guard"
+	var dep appsv1.Deployment
+	decodeInto(t, objs["Deployment/"+ns+"/"+fullname], &dep)
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 || dep.Spec.Template.Labels["app.kubernetes.io/instance"] != release {
+		t.Fatalf("the subchart's Deployment: replicas %v, pod labels %v", dep.Spec.Replicas, dep.Spec.Template.Labels)
+	}
+	if _, ok := objs["PodDisruptionBudget/"+ns+"/"+fullname]; ok {
+		t.Errorf("one replica, and a PodDisruptionBudget: draining its node would wait forever")
+	}
+
+	t.Cleanup(func() {
+		helm(t, "uninstall", release, "-n", ns, "--ignore-not-found")
+		env.kubectl(t, "", "delete", "pod", "platform-evictable", "-n", ns, "--ignore-not-found", "--wait=false")
+		reset(t)
+	})
+	out := helmT(t, "install", release, umbrella, "-n", ns)
+	if !strings.Contains(out, "STATUS: deployed") {
+		t.Errorf("helm install of the umbrella chart:\n%s", out)
+	}
+
+	// The Deployment's pod, as its ReplicaSet would create it (the test's API server runs no
+	// controllers): nothing forbids its eviction.
+	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "platform-evictable", Namespace: ns, Labels: dep.Spec.Template.Labels},
+		Spec:       dep.Spec.Template.Spec}
+	b, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := env.kubectl(t, string(b), "apply", "-f", "-"); r.code != 0 {
+		t.Fatalf("create the Deployment's pod: exit %d\n%s", r.code, r.stderr)
+	}
+	eviction := `{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "platform-evictable", "namespace": "` + ns + `"}}`
+	if r := env.kubectl(t, "", "create", "--raw", "/api/v1/namespaces/"+ns+"/pods/platform-evictable/eviction", "-f", writeTemp(t, eviction)); r.code != 0 {
+		t.Errorf("the one replica's pod cannot be evicted: exit %d\n%s", r.code, r.stderr)
+	}
+	helmT(t, "uninstall", release, "-n", ns, "--wait")
+}
+
+// helmLabels are the labels the chart adds to every object's metadata and manifests/ does not: Helm's
+// own bookkeeping (the chart's version, the release, the app's version, the manager), which kustomize
+// has no equivalent of. The drift test ignores these in metadata.labels and nothing else: the release
+// label is also in every selector and on the pods, where manifests/ carries it too (release
+// karpenter-guard) and the test compares it.
 var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version"}
 
 // TestChartMatchesKustomize: for each deployment manifests/ offers (an overlay, a mode component, and

@@ -745,7 +745,10 @@ func TestWebhookRBACIsEnoughAndNoMore(t *testing.T) {
 // TestSelfManagedCertificates: with --cert-rotation the webhook creates its CA and certificate in its
 // Secret, injects the CA into its webhook configurations (both, or the validating one alone with
 // components/no-mutation), and serves with them. It runs with the RBAC of manifests/base plus
-// manifests/overlays/self-managed.
+// manifests/overlays/self-managed, which names the one Secret and the webhook configurations: the
+// webhook's service account cannot read another Secret of its namespace, nor list Secrets or webhook
+// configurations, and the rotator still follows its objects (a CA bundle removed is put back, a Secret
+// emptied is filled with new certificates).
 func TestSelfManagedCertificates(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -790,6 +793,46 @@ func TestSelfManagedCertificates(t *testing.T) {
 					t.Errorf("%s has no CA bundle", kind)
 				}
 			}
+			waitWebhooksServe(t, env)
+
+			// Least privilege: the Secret and the configurations by name, nothing else.
+			env.kubectlT(t, "create", "secret", "generic", "not-the-webhooks", "-n", "karpenter-guard", "--from-literal=password=hunter2")
+			t.Cleanup(func() {
+				env.kubectl(t, "", "delete", "secret", "not-the-webhooks", "-n", "karpenter-guard", "--ignore-not-found")
+			})
+			for _, args := range [][]string{
+				{"get", "secret", "not-the-webhooks", "-n", "karpenter-guard"},
+				{"get", "secrets", "-n", "karpenter-guard"},
+				{"get", "secrets", "-n", "karpenter-guard", "--watch-only", "--request-timeout=2s"},
+				{"get", "validatingwebhookconfigurations"},
+				{"get", "mutatingwebhookconfigurations"},
+			} {
+				if r := env.kubectlAs(t, env.guardKube, "", args...); r.code == 0 || !strings.Contains(r.stderr, "Forbidden") {
+					t.Errorf("the webhook's service account may %v: exit %d %s%s", args, r.code, r.stdout, r.stderr)
+				}
+			}
+			for _, args := range [][]string{
+				{"get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard"},
+				{"get", "secrets", "-n", "karpenter-guard", "--field-selector", "metadata.name=karpenter-guard-cert"},
+				{"get", "validatingwebhookconfigurations", "--field-selector", "metadata.name=karpenter-guard"},
+			} {
+				if r := env.kubectlAs(t, env.guardKube, "", args...); r.code != 0 {
+					t.Errorf("the webhook's service account may not %v: %s", args, r.stderr)
+				}
+			}
+
+			// The rotator's watches, narrowed to its objects, still see them change.
+			kind := strings.ToLower(tc.kinds[0])
+			env.kubectlT(t, "patch", kind, "karpenter-guard", "--type=json", "-p", `[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]`)
+			eventually(t, "the rotator puts back the CA bundle removed from "+kind, func() bool {
+				return env.kubectlT(t, "get", kind, "karpenter-guard", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}") != ""
+			})
+			before := env.kubectlT(t, "get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "-o", "jsonpath={.data.tls\\.crt}")
+			env.kubectlT(t, "patch", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "--type=json", "-p", `[{"op":"remove","path":"/data"}]`)
+			eventually(t, "the rotator fills the emptied Secret with new certificates", func() bool {
+				now := env.kubectlT(t, "get", "secret", "karpenter-guard-cert", "-n", "karpenter-guard", "-o", "jsonpath={.data.tls\\.crt}")
+				return now != "" && now != before
+			})
 			waitWebhooksServe(t, env)
 		})
 	}

@@ -20,24 +20,72 @@ release-chart. Certificates, the Secret and the webhook configurations are named
 {{- end }}
 {{- end }}
 
-{{/* The service account's name: the full name. */}}
+{{/*
+The service account's name: serviceAccount.name, else the full name. When the chart does not create
+it (serviceAccount.create false), it must be named: the RBAC is bound to it.
+*/}}
 {{- define "karpenter-guard.serviceAccountName" -}}
-{{- include "karpenter-guard.fullname" . }}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "karpenter-guard.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.create is false: set serviceAccount.name to your ServiceAccount in the release's namespace (the one your IRSA role or Pod Identity association names); the chart binds its RBAC to it" .Values.serviceAccount.name }}
+{{- end }}
 {{- end }}
 
-{{/* What every selector matches: the name only, as manifests/ selects, so that a Deployment applied
-with kustomize can be taken over by a release (a selector cannot change). */}}
+{{/* What every selector matches: the chart's name and the release, so that two releases in one
+namespace never select each other's pods. manifests/ selects the same (release karpenter-guard), so
+that a Deployment applied with kustomize can be taken over by a release of that name (a selector
+cannot change). */}}
 {{- define "karpenter-guard.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "karpenter-guard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* Every object's labels: the selector's, and Helm's own. */}}
+{{/* Every object's labels: the selector's, Helm's own and commonLabels (the chart's win). */}}
 {{- define "karpenter-guard.labels" -}}
-{{ include "karpenter-guard.selectorLabels" . }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- $own := dict "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-")
+  "app.kubernetes.io/version" (toString .Chart.AppVersion) "app.kubernetes.io/managed-by" .Release.Service }}
+{{- toYaml (merge (include "karpenter-guard.selectorLabels" . | fromYaml) $own (deepCopy (.Values.commonLabels | default dict))) }}
+{{- end }}
+
+{{/* The pods' labels: the selector's, then podLabels, then commonLabels. */}}
+{{- define "karpenter-guard.podLabels" -}}
+{{- toYaml (merge (include "karpenter-guard.selectorLabels" . | fromYaml) (deepCopy (.Values.podLabels | default dict)) (deepCopy (.Values.commonLabels | default dict))) }}
+{{- end }}
+
+{{/* The image: repository@digest when a digest pins it, else repository:tag (the appVersion by default). */}}
+{{- define "karpenter-guard.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The PodDisruptionBudget's minAvailable, or "" when the chart renders none: with fewer than two
+replicas a budget could only forbid evicting the one pod, and a drain (Karpenter's consolidation and
+drift included) would wait on its node forever. A minAvailable that leaves no replica evictable fails
+the rendering for the same reason.
+*/}}
+{{- define "karpenter-guard.pdbMinAvailable" -}}
+{{- $replicas := int .Values.replicas }}
+{{- $min := .Values.podDisruptionBudget.minAvailable }}
+{{- if and .Values.podDisruptionBudget.enabled (ge $replicas 2) }}
+{{- $needed := 0 }}
+{{- if kindIs "string" $min }}
+{{- if not (regexMatch "^[0-9]+%$" $min) }}
+{{- fail (printf "podDisruptionBudget.minAvailable %q: want a number of replicas or a percentage such as 50%%" $min) }}
+{{- end }}
+{{- $needed = div (add (mul $replicas (trimSuffix "%" $min | atoi)) 99) 100 }}
+{{- else }}
+{{- $needed = int $min }}
+{{- end }}
+{{- if ge $needed $replicas }}
+{{- fail (printf "podDisruptionBudget.minAvailable %v keeps all %d replicas: no pod of karpenter-guard could ever be evicted, and draining its nodes (Karpenter's consolidation and drift included) would wait forever. Set it below replicas (1 with 2 replicas), or raise replicas" $min $replicas) }}
+{{- end }}
+{{- $min }}
+{{- end }}
 {{- end }}
 
 {{/* The cluster's name, required: without it nothing can be looked up in AWS. */}}
