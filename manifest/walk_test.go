@@ -169,3 +169,25 @@ func readWithin(t *testing.T, r Reader, paths ...string) *Set {
 		return nil
 	}
 }
+
+// TestWalkRootItself: the directory given is looked at like every directory below it: its own facts
+// home is found, and a chart given as the directory is skipped as a chart.
+func TestWalkRootItself(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"repo/.karpenter-guard/cluster-facts.yaml": "apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\n",
+		"repo/pool.yaml":                           named("NodePool", "pool"),
+		"chart/Chart.yaml":                         "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"chart/templates/pool.yaml":                "{{ .Values.pool }}\n",
+	})
+	set := readWithin(t, Reader{FactsHome: true}, filepath.Join(dir, "repo"), filepath.Join(dir, "chart"))
+	if want := filepath.Join(dir, "repo", ".karpenter-guard", "cluster-facts.yaml"); len(set.FactsHomes) != 1 || set.FactsHomes[0] != want {
+		t.Errorf("facts homes %v, want %s", set.FactsHomes, want)
+	}
+	if len(set.Charts) != 1 || set.Charts[0] != filepath.Join(dir, "chart") {
+		t.Errorf("charts %v, want the chart given", set.Charts)
+	}
+	if len(set.Errors) != 0 {
+		t.Errorf("errors %v", set.Errors)
+	}
+}
