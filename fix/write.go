@@ -15,25 +15,10 @@ var ErrSymlink = errors.New("is a symbolic link, which karpenter-guard does not 
 // device or a pipe at the path it is asked to write.
 var ErrNotRegular = errors.New("is not a regular file")
 
-// WriteFile writes data to the file at path, as os.WriteFile does, but never leaves it half written:
-// data goes to a temporary file in the same directory (so that the rename stays within one file
-// system), which gets mode perm exactly (not reduced by the umask: the mode of the file it replaces),
-// is synced to disk, and is renamed over path. An interrupted run leaves the old file or the new one,
-// never a truncated manifest; on an error the temporary file is removed. A symbolic link at path is
-// kept: the file it points to is replaced (a link to nothing is replaced by a file). The new file
-// belongs to the user who writes it.
-func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	target, err := filepath.EvalSymlinks(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		target = path // a new file
-	case err != nil:
-		return err
-	}
-	return writeAtomic(target, data, perm)
-}
-
-// ReplaceFile writes data to path atomically, as WriteFile does, but never through a symbolic link:
+// ReplaceFile writes data to path as os.WriteFile does, but never leaves it half written and never
+// writes through a symbolic link. Data goes to a temporary file in the same directory (so that the
+// rename stays within one file system), synced to disk and renamed over path: an interrupted run
+// leaves the old file or the new one, never a truncated one. It never writes through a symbolic link:
 // a link at path is refused with ErrSymlink, so that a link planted in a repository or a shared
 // directory cannot turn the write into one of a file elsewhere, and anything else but a regular file
 // with ErrNotRegular. An existing file keeps its permission bits; a new file gets perm. A link

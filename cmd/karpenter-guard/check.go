@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -182,6 +183,13 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 				return fix.ErrStdin
 			}
 		}
+		// Every file is checked before any is written: a run refused for one file leaves them all as
+		// they were.
+		for _, p := range paths {
+			if err := fix.CheckReplaceable(p); err != nil {
+				return fixRefused(p, err)
+			}
+		}
 		for _, p := range paths {
 			if err := writeFile(p, outcome.Files[p]); err != nil {
 				return err
@@ -212,14 +220,21 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	return nil
 }
 
-// writeFile replaces a file's content, keeping its permissions.
+// writeFile replaces a file's content atomically, keeping its permissions, never through a symbolic
+// link: --fix runs on pull requests and shared checkouts, where a committed link could turn the write
+// into one of a file outside the tree.
 func writeFile(path string, data []byte) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("write fix: %w", err)
-	}
-	if err := fix.WriteFile(path, data, info.Mode().Perm()); err != nil {
-		return fmt.Errorf("write fix to %s: %w", path, err)
+	if err := fix.ReplaceFile(path, data, 0o644); err != nil {
+		return fixRefused(path, err)
 	}
 	return nil
+}
+
+// fixRefused words a fix --fix may not write.
+func fixRefused(path string, err error) error {
+	if errors.Is(err, fix.ErrSymlink) {
+		target, _ := os.Readlink(path)
+		return fmt.Errorf("--fix: %s is a symbolic link (to %s), which karpenter-guard does not write through: nothing was written; run --fix on the file it points to instead", path, target)
+	}
+	return fmt.Errorf("--fix: write %s: %w", path, err)
 }

@@ -74,6 +74,9 @@ func parseReportOptions(g *globalOptions) (report.FailOn, []reportFile, error) {
 		case !isReportFormat(format):
 			return "", nil, fmt.Errorf("--report-file %q: unknown format %q: expected %s", v, format, formatList())
 		}
+		if err := fix.CheckReplaceable(path); err != nil {
+			return "", nil, reportFileError(path, err)
+		}
 		files = append(files, reportFile{format: format, path: path})
 	}
 	return failOn, files, nil
@@ -115,13 +118,23 @@ func writeReportFile(f reportFile, rep *report.Report, cat *validators.Catalog, 
 	if err := render(&buf, f.format, rep, cat, failOn, report.TextOptions{}); err != nil {
 		return fmt.Errorf("--report-file %s: %w", f.path, err)
 	}
-	if err := fix.WriteFile(f.path, buf.Bytes(), 0o644); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("--report-file %s: the directory %s does not exist: create it first", f.path, filepath.Dir(f.path))
-		}
-		return fmt.Errorf("--report-file %s: %w", f.path, err)
+	if err := fix.ReplaceFile(f.path, buf.Bytes(), 0o644); err != nil {
+		return reportFileError(f.path, err)
 	}
 	return nil
+}
+
+// reportFileError words a --report-file that cannot be written: a missing directory, a symbolic link
+// (never written through: CI runs on pull requests, and a committed link would turn the report into a
+// write of a file elsewhere), anything else.
+func reportFileError(path string, err error) error {
+	switch {
+	case errors.Is(err, fix.ErrSymlink):
+		return fmt.Errorf("--report-file %s: it is a symbolic link, which karpenter-guard does not write through: remove the link or write the report elsewhere", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--report-file %s: the directory %s does not exist: create it first", path, filepath.Dir(path))
+	}
+	return fmt.Errorf("--report-file %s: %w", path, err)
 }
 
 func render(w io.Writer, format string, rep *report.Report, cat *validators.Catalog, failOn report.FailOn, text report.TextOptions) error {

@@ -205,3 +205,51 @@ func TestCheckStaysInTheTree(t *testing.T) {
 
 // gitopsPatches is a GitOps repository whose overlays patch a base with partial objects.
 const gitopsPatches = "testdata/gitops-patches"
+
+// TestFixAndReportFileNeverWriteThroughALink: --fix refuses, before writing anything, a file that is a
+// symbolic link (a committed link would turn the fix into a write of the file it points to), and
+// --report-file refuses a link before the run; the files the links point to are left as they were.
+func TestFixAndReportFileNeverWriteThroughALink(t *testing.T) {
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim.yaml")
+	v1beta1, err := os.ReadFile(mustAbs(t, "../../examples/field-reports/01-v1beta1-nodepool.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(victim, v1beta1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := copyRepositoryFrom(t, gitopsPatches, map[string]string{"standalone/v1beta1.yaml": string(v1beta1)})
+	if err := os.Symlink("v1beta1.yaml", filepath.Join(root, "standalone", "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+
+	// The link stays in the tree, so check reads it; --fix would write the same file through it.
+	code, out, stderr := cli(t, "", "check", "-f", "standalone", "--fix")
+	if code != 2 || !strings.Contains(out+stderr, "--fix: standalone/link.yaml is a symbolic link (to v1beta1.yaml), which karpenter-guard does not write through: nothing was written") {
+		t.Errorf("--fix through a link: exit %d\n%s%s", code, out, stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "standalone", "v1beta1.yaml")); string(got) != string(v1beta1) {
+		t.Errorf("--fix wrote standalone/v1beta1.yaml although the run was refused")
+	}
+
+	if err := os.Symlink(victim, filepath.Join(root, "results.sarif")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = cli(t, "", "check", "-f", "base", "--report-file", "sarif=results.sarif")
+	if code != 2 || !strings.Contains(out+stderr, "--report-file results.sarif: it is a symbolic link, which karpenter-guard does not write through") {
+		t.Errorf("--report-file through a link: exit %d\n%s%s", code, out, stderr)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != string(v1beta1) {
+		t.Errorf("--report-file wrote through the link to %s", victim)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
