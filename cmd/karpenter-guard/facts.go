@@ -91,7 +91,8 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 	}
 	var set *manifest.Set
 	if len(o.files) > 0 {
-		set = (&manifest.Reader{MaxFileSize: manifest.DefaultMaxFileSize, Stdin: cmd.InOrStdin()}).Read(ctx, o.files)
+		// As check reads them: kustomizations rendered, patches left out, nothing outside the tree.
+		set = (&manifest.Reader{MaxFileSize: manifest.DefaultMaxFileSize, Stdin: cmd.InOrStdin(), Kustomize: true, Render: true}).Read(ctx, o.files)
 		if len(set.Errors) > 0 {
 			for _, e := range set.Errors {
 				fmt.Fprintln(stderr, "error:", e.Error())
