@@ -64,7 +64,7 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 	ctx, cancel := o.live.withDeadline(ctx)
 	defer cancel()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	cat, cfg, err := g.catalog()
+	cat, cfg, err := g.catalogFor(o.files, stderr)
 	if err != nil {
 		return err
 	}
