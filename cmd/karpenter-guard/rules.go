@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -113,7 +114,8 @@ func describeRules(w io.Writer, cat *validators.Catalog, ids []string, output st
 		found = append(found, r)
 	}
 	if len(unknown) > 0 {
-		return fmt.Errorf("%s", strings.Join(unknown, "\nerror: "))
+		// One "error: " line per unknown ID, as run prints the first.
+		return errors.New(strings.Join(unknown, "\nerror: "))
 	}
 	switch output {
 	case "json":
