@@ -147,7 +147,7 @@ func RunWithProgress(ctx context.Context, cat *validators.Catalog, cfg *config.C
 	}
 	complete := func(context.Context) error { return nil } // the objects were listed whole
 	res := cat.Evaluate(&validators.Context{Context: ctx, Config: cfg, Facts: facts.WithClusterNodeClasses(p, complete),
-		Input: all, Scope: validators.ScopeAudit, Progress: progress, CRDs: objs.CRDs}, all)
+		Input: all, Scope: validators.ScopeAudit, Progress: progress, CRDs: objs.CRDs, MaxPassed: MaxPassResults}, all)
 	return &Outcome{Result: res, Problems: objs.Problems, Partial: len(res.NotEvaluated) > 0 || len(objs.Problems) > 0}
 }
 

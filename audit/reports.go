@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -75,9 +76,12 @@ const (
 	ManagedByLabel    = "app.kubernetes.io/managed-by"
 	ManagedBy         = "karpenter-guard"
 	PartialAnnotation = "karpenter-guard.io/partial"
-	ModeAnnotation    = "karpenter-guard.io/mode"
-	WouldDenyProperty = "wouldBeDenied"
-	resultSource      = "karpenter-guard"
+	// PassResultsAnnotation is set on every report of an outcome whose pass results were left out
+	// (more than MaxPassResults), saying how many.
+	PassResultsAnnotation = "karpenter-guard.io/pass-results"
+	ModeAnnotation        = "karpenter-guard.io/mode"
+	WouldDenyProperty     = "wouldBeDenied"
+	resultSource          = "karpenter-guard"
 )
 
 // Report limits. etcd refuses a request of more than about 1.5 MiB, and a report it refuses is no
@@ -90,12 +94,22 @@ const (
 	maxTextBytes   = 1 << 10
 )
 
+// MaxPassResults bounds the pass results of one audit. A pass result is one rule that ran on one object
+// and found nothing (about 300 bytes), so an outcome holds about forty per EC2NodeClass: within the bound,
+// a cluster of some 250 objects, every pass is reported (at most 20 more reports); past it, none is, and
+// every report says so (PassResultsAnnotation), so that a cluster of thousands of objects does not
+// rewrite tens of megabytes of reports in etcd on every audit. Fail, warn, error and skip results are
+// never left out.
+const MaxPassResults = 10000
+
 // Reports builds the reports of an outcome: ClusterPolicyReports for the cluster-scoped EC2NodeClasses
 // and NodePools, PolicyReports in kube-system for aws-auth; each kind is one report, or several
 // (karpenter-guard, karpenter-guard-2, …) past maxResults results or maxReportBytes. Findings are fail
 // (deny) or warn; rules that could not be evaluated are error, with the reason, never pass; skips are
-// skip. In mode dry-run a deny finding is marked as what enforcement would have denied. Messages and
-// property values longer than maxTextBytes are clipped, saying so.
+// skip; a rule that ran on an object and found nothing is pass, one result per rule and object as
+// Kyverno writes them, so that Policy Reporter's compliance views count what passed (up to
+// MaxPassResults). In mode dry-run a deny finding is marked as what enforcement would have denied.
+// Messages and property values longer than maxTextBytes are clipped, saying so.
 func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	ts := metav1.Timestamp{Seconds: now.Unix()}
 	var cluster, awsAuth []Result
@@ -144,11 +158,22 @@ func Reports(o *Outcome, mode config.Mode, now time.Time) []*Report {
 	for _, p := range o.Problems {
 		add(problemRef(p.File), Result{Policy: ReadPolicy, Rule: ReadPolicy, Result: "error", Message: "not audited: " + p.Message})
 	}
+	annotations := map[string]string{PartialAnnotation: strconv.FormatBool(o.Partial), ModeAnnotation: string(mode)}
+	if passes := max(o.PassedCount, len(o.Passed)); passes <= MaxPassResults {
+		for _, p := range o.Passed {
+			add(p.Object, Result{Policy: p.Rule, Rule: p.Rule, Result: "pass", Scored: true, Message: PassMessage})
+		}
+	} else {
+		annotations[PassResultsAnnotation] = fmt.Sprintf("%d pass results left out (more than %d); every fail, warn, error and skip result is here", passes, MaxPassResults)
+	}
 	sortResults(cluster)
 	sortResults(awsAuth)
-	out := split(ClusterPolicyReportGVK, "", ReportName, cluster, o.Partial, mode)
-	return append(out, split(PolicyReportGVK, objects.AWSAuthNamespace, AWSAuthReportName, awsAuth, o.Partial, mode)...)
+	out := split(ClusterPolicyReportGVK, "", ReportName, cluster, annotations)
+	return append(out, split(PolicyReportGVK, objects.AWSAuthNamespace, AWSAuthReportName, awsAuth, annotations)...)
 }
+
+// PassMessage is the message of a pass result.
+const PassMessage = "no finding: the rule ran on the object and found nothing to report"
 
 // clip shortens a text longer than maxTextBytes, saying that it was clipped and where to read it
 // whole.
@@ -165,19 +190,19 @@ func clip(s string) string {
 // larger, which clipping prevents). The first is named base, the next base-2, base-3, …: the same
 // results give the same reports under the same names. There is always one report, maybe without
 // results, so that an empty outcome replaces the last one.
-func split(gvk schema.GroupVersionKind, namespace, base string, results []Result, partial bool, mode config.Mode) []*Report {
+func split(gvk schema.GroupVersionKind, namespace, base string, results []Result, annotations map[string]string) []*Report {
 	var out []*Report
 	start := 0
-	size := envelopeSize(gvk, namespace, chunkName(base, 0), partial, mode)
+	size := envelopeSize(gvk, namespace, chunkName(base, 0), annotations)
 	for i := range results {
 		n := jsonSize(&results[i]) + len(",")
 		if i > start && (i-start == maxResults || size+n > maxReportBytes) {
-			out = append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:i], partial, mode))
-			start, size = i, envelopeSize(gvk, namespace, chunkName(base, len(out)), partial, mode)
+			out = append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:i], annotations))
+			start, size = i, envelopeSize(gvk, namespace, chunkName(base, len(out)), annotations)
 		}
 		size += n
 	}
-	return append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:], partial, mode))
+	return append(out, newReport(gvk, namespace, chunkName(base, len(out)), results[start:], annotations))
 }
 
 // chunkName names report number i (from 0) of a kind: base, base-2, base-3, ….
@@ -190,8 +215,8 @@ func chunkName(base string, i int) string {
 
 // envelopeSize is an upper bound of the JSON size of a report without its results: the summary's
 // counts at their widest, the resource version an update carries, and the results field's brackets.
-func envelopeSize(gvk schema.GroupVersionKind, namespace, name string, partial bool, mode config.Mode) int {
-	r := newReport(gvk, namespace, name, nil, partial, mode)
+func envelopeSize(gvk schema.GroupVersionKind, namespace, name string, annotations map[string]string) int {
+	r := newReport(gvk, namespace, name, nil, annotations)
 	r.Summary = Summary{Pass: maxResults, Fail: maxResults, Warn: maxResults, Error: maxResults, Skip: maxResults}
 	r.ResourceVersion = strconv.FormatUint(math.MaxUint64, 10)
 	return jsonSize(r) + len(`,"results":[]`)
@@ -203,16 +228,19 @@ func jsonSize(v any) int {
 	return len(b)
 }
 
-func newReport(gvk schema.GroupVersionKind, namespace, name string, results []Result, partial bool, mode config.Mode) *Report {
+// newReport makes one report of results, with a copy of annotations.
+func newReport(gvk schema.GroupVersionKind, namespace, name string, results []Result, annotations map[string]string) *Report {
 	r := &Report{
 		TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
 			Labels:      map[string]string{ManagedByLabel: ManagedBy},
-			Annotations: map[string]string{PartialAnnotation: strconv.FormatBool(partial), ModeAnnotation: string(mode)}},
+			Annotations: maps.Clone(annotations)},
 		Results: results,
 	}
 	for _, res := range results {
 		switch res.Result {
+		case "pass":
+			r.Summary.Pass++
 		case "fail":
 			r.Summary.Fail++
 		case "warn":

@@ -57,6 +57,9 @@ func TestClip(t *testing.T) {
 	}
 }
 
+// testAnnotations are the annotations of the reports split in these tests.
+var testAnnotations = map[string]string{PartialAnnotation: "true", ModeAnnotation: string(config.ModeEnforce)}
+
 // result is a skip result of object name whose message has n bytes.
 func result(name string, n int) Result {
 	return Result{Source: resultSource, Policy: "imds-v1-enabled", Rule: "imds-v1-enabled", Result: "skip", Category: "EC2NodeClass",
@@ -108,8 +111,8 @@ func TestSplit(t *testing.T) {
 		{name: "oversized alone", results: []Result{result("a", 10), result("b", maxReportBytes), result("c", 10)}, counts: []int{1, 1, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reps := split(ClusterPolicyReportGVK, "", ReportName, tc.results, true, config.ModeEnforce)
-			again := split(ClusterPolicyReportGVK, "", ReportName, tc.results, true, config.ModeEnforce)
+			reps := split(ClusterPolicyReportGVK, "", ReportName, tc.results, testAnnotations)
+			again := split(ClusterPolicyReportGVK, "", ReportName, tc.results, testAnnotations)
 			var got []int
 			total := 0
 			for i, r := range reps {
@@ -153,7 +156,7 @@ func TestSplit(t *testing.T) {
 // few bytes the summary's counts may grow by), so a split by size makes no more reports than needed.
 func TestSplitFillsReports(t *testing.T) {
 	rs := results(450, maxTextBytes)
-	reps := split(ClusterPolicyReportGVK, "", ReportName, rs, false, config.ModeEnforce)
+	reps := split(ClusterPolicyReportGVK, "", ReportName, rs, testAnnotations)
 	if len(reps) < 2 {
 		t.Fatalf("%d reports", len(reps))
 	}

@@ -124,6 +124,17 @@ func TestAuditCommand(t *testing.T) {
 	if !cpolr.has("node-role-not-authorized", "default", "fail") || !cpolr.has("userdata-bootstrap-on-al2023", "al2023-legacy-userdata", "fail") {
 		t.Errorf("the ClusterPolicyReport lacks the findings: %+v", cpolr)
 	}
+	// The rules that ran and found nothing are passes, counted in the summary, for Policy Reporter's
+	// compliance views; the API server's CRD accepts them.
+	passes := 0
+	for _, r := range cpolr.Results {
+		if r.Result == "pass" {
+			passes++
+		}
+	}
+	if passes == 0 || cpolr.Summary["pass"] != passes || !cpolr.has("exception-unknown-rule", "default", "pass") || cpolr.has("node-role-not-authorized", "default", "pass") {
+		t.Errorf("%d pass results, summary %v: want passes for the rules that found nothing, counted, and none for a rule that failed", passes, cpolr.Summary)
+	}
 	if got := env.kubectlT(t, "get", "policyreport", "karpenter-guard-aws-auth", "-n", "kube-system", "-o", "jsonpath={.metadata.labels}"); !strings.Contains(got, "karpenter-guard") {
 		t.Errorf("no aws-auth PolicyReport: %s", got)
 	}
@@ -221,7 +232,7 @@ func TestAuditFollowsTheWorld(t *testing.T) {
 			return clusterReport(t).has("node-role-not-authorized", "default", "fail")
 		})
 		for _, res := range clusterReport(t).Results {
-			if res.Policy == "node-role-not-authorized" && !strings.Contains(res.Message, "is not in aws-auth mapRoles, and cluster aws-2026-eks uses mode CONFIG_MAP") {
+			if res.Policy == "node-role-not-authorized" && res.Result == "fail" && !strings.Contains(res.Message, "is not in aws-auth mapRoles, and cluster aws-2026-eks uses mode CONFIG_MAP") {
 				t.Errorf("the report's message is not check's: %q", res.Message)
 			}
 		}
@@ -280,9 +291,11 @@ func TestAuditPartialWhenAWSFails(t *testing.T) {
 		if r.Result == "error" && !strings.Contains(r.Message, "AWS denied iam:") {
 			t.Errorf("error without its reason: %+v", r)
 		}
-		if r.Result == "pass" {
-			t.Errorf("a pass in the report: %+v", r)
-		}
+	}
+	// A rule AWS kept from running is an error, never a pass; a rule that ran on the manifest alone
+	// and found nothing is a pass.
+	if rep.has("node-role-not-authorized", "production", "pass") || !rep.has("instance-profile-arn", "production", "pass") {
+		t.Errorf("passes: want instance-profile-arn and not node-role-not-authorized on production: %+v", rep.Results)
 	}
 }
 

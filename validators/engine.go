@@ -17,6 +17,10 @@ type Result struct {
 	Findings     []Finding
 	NotEvaluated []NotEvaluated
 	Skipped      []Skipped
+	// Passed are the rules that ran on an object and found nothing, up to Context.MaxPassed of them;
+	// PassedCount counts them all.
+	Passed      []Passed
+	PassedCount int
 	// Objects counts the objects evaluated.
 	Objects int
 	// Notes are what the facts provider said about its answers (a cached answer served because AWS
@@ -130,6 +134,12 @@ func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() b
 				if partly := (*PartlyEvaluated)(nil); !errors.As(err, &partly) {
 					continue
 				}
+			}
+			if err == nil && len(findings) == 0 {
+				if res.PassedCount < c.MaxPassed {
+					res.Passed = append(res.Passed, Passed{Rule: r.ID, Object: o.Ref()})
+				}
+				res.PassedCount++
 			}
 			for _, f := range findings {
 				f.Rule = r.ID

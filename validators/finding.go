@@ -92,6 +92,12 @@ type Skipped struct {
 	Reason string      `json:"reason"`
 }
 
+// Passed records a rule that ran on an object and found nothing.
+type Passed struct {
+	Rule   string      `json:"rule"`
+	Object objects.Ref `json:"object"`
+}
+
 // EditOp is the kind of a structural edit.
 type EditOp string
 

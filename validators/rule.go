@@ -117,6 +117,10 @@ type Context struct {
 	// CRDs are the Karpenter CRDs karpenter-crd-invalid validates against (--karpenter-crds); nil for
 	// the ones built in.
 	CRDs *crds.Set
+	// MaxPassed is how many of the rules that ran on an object and found nothing the result lists
+	// (Result.Passed), at most; 0 lists none. The audit reports them as pass results, and bounds them
+	// so that a cluster of thousands of objects does not hold a record for every rule of each.
+	MaxPassed int
 
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:

@@ -79,7 +79,7 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 	if o.fix && o.diff {
 		return fmt.Errorf("--fix and --diff exclude each other: --diff shows what --fix would write")
 	}
-	cat, cfg, err := g.catalog()
+	cat, cfg, err := g.catalogFor(joinPaths(o.files, o.inputs.kustomizations), stderr)
 	if err != nil {
 		return err
 	}

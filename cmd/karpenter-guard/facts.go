@@ -80,7 +80,7 @@ func runExport(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *exp
 	if err := checkOutFile(o.outFile); err != nil {
 		return err
 	}
-	cat, cfg, err := g.catalog()
+	cat, cfg, err := g.catalogFor(o.files, stderr)
 	if err != nil {
 		return err
 	}

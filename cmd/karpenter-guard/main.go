@@ -52,11 +52,16 @@ type globalOptions struct {
 
 // catalog returns the rule catalog and the GuardConfig of --config (the defaults without it).
 func (g *globalOptions) catalog() (*validators.Catalog, *config.Config, error) {
+	return g.catalogFrom(g.configFile)
+}
+
+// catalogFrom returns the rule catalog and the GuardConfig of path (the defaults for "").
+func (g *globalOptions) catalogFrom(path string) (*validators.Catalog, *config.Config, error) {
 	cat := rules.Default()
-	if g.configFile == "" {
+	if path == "" {
 		return cat, config.Default(), nil
 	}
-	cfg, err := config.LoadFile(g.configFile, cat.IDs())
+	cfg, err := config.LoadFile(path, cat.IDs())
 	return cat, cfg, err
 }
 
@@ -75,7 +80,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	setVersionFlag(root)
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.configFile, "config", "", "GuardConfig file (rule actions, AMI owners, AWS settings)")
+	pf.StringVar(&g.configFile, "config", "", "GuardConfig file (rule actions, AMI owners, AWS settings); check and facts export -f default to the nearest .karpenter-guard/config.yaml above the paths given, up to the repository root")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json; check and audit also sarif, junit, github (workflow commands) or markdown; rules also markdown")
 	pf.BoolVar(&g.quiet, "quiet", false, "print only deny findings and errors (text output)")
 	root.AddCommand(newCheckCommand(g), newServeCommand(g), newAuditCommand(g), newFactsCommand(g), newRulesCommand(g), newVersionCommand(g))
