@@ -176,9 +176,9 @@ func TestWalkRootItself(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"repo/.karpenter-guard/cluster-facts.yaml": "apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\n",
-		"repo/pool.yaml":                           named("NodePool", "pool"),
-		"chart/Chart.yaml":                         "apiVersion: v2\nname: app\nversion: 0.1.0\n",
-		"chart/templates/pool.yaml":                "{{ .Values.pool }}\n",
+		"repo/pool.yaml":            named("NodePool", "pool"),
+		"chart/Chart.yaml":          "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"chart/templates/pool.yaml": "{{ .Values.pool }}\n",
 	})
 	set := readWithin(t, Reader{FactsHome: true}, filepath.Join(dir, "repo"), filepath.Join(dir, "chart"))
 	if want := filepath.Join(dir, "repo", ".karpenter-guard", "cluster-facts.yaml"); len(set.FactsHomes) != 1 || set.FactsHomes[0] != want {
