@@ -71,6 +71,7 @@ FUZZMINIMIZETIME ?= 5s
 # Every fuzz target, as package:Function.
 FUZZ_TARGETS := manifest:FuzzParse \
 	manifest:FuzzParseIgnore \
+	manifest:FuzzKustomization \
 	userdata:FuzzParse \
 	userdata:FuzzRegisters \
 	awsauth:FuzzParse \
