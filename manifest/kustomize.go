@@ -98,6 +98,13 @@ func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) erro
 		if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
 			return &KustomizeError{Dir: dir, Err: fmt.Errorf("read back %s: %v", res.CurId(), err)}
 		}
+		if err := set.budget.Check(&doc); err != nil {
+			// kustomize writes aliases out, so this is the size of what it rendered.
+			e := budgetError(kustFile, 0, err)
+			e.Line, e.Message = 0, fmt.Sprintf("%s as kustomize renders it: %s", res.CurId(), e.Message)
+			set.Errors = append(set.Errors, e)
+			continue
+		}
 		root := doc.Content[0]
 		file := r.place(sources, dir, kustFile, origin, root)
 		objs, ignored, others, errs := decodeNode(file, 0, root, map[*yaml.Node]bool{})

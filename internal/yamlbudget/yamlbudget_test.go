@@ -125,7 +125,7 @@ func TestBudgetAddsUpDocuments(t *testing.T) {
 	if err == nil {
 		t.Fatal("100 documents of 20,000 copies each passed together")
 	}
-	if !strings.Contains(err.Error(), "expand the input read so far") {
+	if !strings.Contains(err.Error(), "expand the input read so far to") {
 		t.Errorf("the error does not say the budget is the input's: %v", err)
 	}
 	if n < 20 {
