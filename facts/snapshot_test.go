@@ -252,7 +252,7 @@ func TestDecodeSnapshotFileErrors(t *testing.T) {
 		{"explicit timestamp tag on a bad date", lines(hdrAPI, hdrKind, "roles:", "  - name: r", "    createDate: !!timestamp soon"), 5,
 			[]string{`roles[0].createDate: "soon" tagged !!timestamp`}},
 		{"alias cycle", lines(hdrAPI, hdrKind, "roles: &r [*r]"), 3,
-			[]string{"roles[0]: a list: expected a mapping with name, path, arn, createDate"}},
+			[]string{"alias *r is inside the value of its own anchor &r (line 3), so that value never ends"}},
 		{"merge of a scalar", lines(hdrAPI, hdrKind, "subnets:", "  - id: subnet-1", "    <<: defaults"), 5,
 			[]string{`merge key (<<): "defaults": expected a mapping or a list of mappings`}},
 		{"merge of an alias to a list", lines(hdrAPI, hdrKind, "securityGroups: &l [{id: sg-1}]", "subnets:", "  - id: subnet-1", "    <<: *l"), 6,
