@@ -250,11 +250,11 @@ func (w *walk) result() error {
 	}
 	if w.overAll {
 		return &Error{Line: w.over.Line, Message: fmt.Sprintf(
-			"YAML aliases expand the input read so far to %s nodes from %s written: each document is within what Kubernetes' YAML readers allow, but together they copy more than one run reads (alias *%s is where it goes over): write the values out instead of aliasing them",
+			"YAML aliases expand the input read so far to %s nodes from %s written: each document is within what Kubernetes' YAML readers accept, but together they copy more than one run reads (alias *%s is where it goes over): write the values out instead of aliasing them",
 			thousands(add(w.budget.nodes, w.nodes)), thousands(add(w.budget.written, w.written)), w.over.Value)}
 	}
 	return &Error{Line: w.over.Line, Message: fmt.Sprintf(
-		"YAML aliases expand this document %s nodes from %s written, more copying than Kubernetes' YAML readers allow (kubectl refuses it too; alias *%s is where it goes over): write the values out instead of aliasing them",
+		"YAML aliases expand this document %s nodes from %s written, more copying than Kubernetes' YAML readers accept (they refuse it as excessive aliasing; alias *%s is where it goes over): write the values out instead of aliasing them",
 		size, thousands(w.written), w.over.Value)}
 }
 
