@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,5 +110,37 @@ func TestYAMLBudgetAcrossFiles(t *testing.T) {
 	}
 	if len(set.Objects) < 15 {
 		t.Errorf("only %d files read before the budget ran out", len(set.Objects))
+	}
+}
+
+// TestKustomizeYAMLBudget: kustomize expands the aliases of the files it reads without bound, so a
+// resource, patch or kustomization over the budget fails the build with its file and line before
+// kustomize expands it.
+func TestKustomizeYAMLBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, doc, kustomization string
+		line                           int
+		msg                            string
+	}{
+		{"billion laughs in a resource", "bomb.yaml", laughsNodeClass(9), "resources: [bomb.yaml]\n", 15, "YAML aliases expand this document to 980,658,"},
+		{"merge key inside its own anchor", "self.yaml", selfMerge, "resources: [self.yaml]\n", 10, "alias *b is inside the value of its own anchor &b"},
+		{"a patch inside its own anchor", "patch.yaml", "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: nc}\nspec: &s {tags: {a: *s}}\n",
+			"resources: [nc.yaml]\npatches: [{path: patch.yaml}]\n", 4, "alias *s is inside the value of its own anchor &s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range map[string]string{tc.file: tc.doc, "nc.yaml": nodeClass, "kustomization.yaml": tc.kustomization} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			set := &Set{}
+			err := Reader{}.AddKustomization(context.Background(), set, dir)
+			var ke *KustomizeError
+			want := fmt.Sprintf("%s:%d: %s", filepath.Join(dir, tc.file), tc.line, tc.msg)
+			if !errors.As(err, &ke) || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v, want a kustomize error with …%s…", err, want)
+			}
+		})
 	}
 }

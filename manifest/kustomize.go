@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -280,6 +282,24 @@ func patchesLine(file string) int {
 	return 1
 }
 
+// checkKustomizeInput refuses a file kustomize reads whose YAML is over the budget (package
+// yamlbudget): kustomize expands every alias of the resources it reads (kyaml's DeAnchor) without
+// bound, and follows an alias inside its own anchor until the stack overflows. A file that is not YAML
+// is left to kustomize.
+func checkKustomizeInput(path string, data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var budget yamlbudget.Budget
+	for {
+		var doc yaml.Node
+		if dec.Decode(&doc) != nil {
+			return nil
+		}
+		if err := budget.Check(&doc); err != nil {
+			return budgetError(path, 0, err)
+		}
+	}
+}
+
 // kustomizationFile returns the kustomization file of a directory.
 func kustomizationFile(dir string) (string, error) {
 	info, err := os.Stat(dir)
@@ -312,6 +332,9 @@ func (f originFS) ReadFile(path string) ([]byte, error) {
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
 		return data, err
+	}
+	if err := checkKustomizeInput(path, data); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil || abs != f.kustomization {
