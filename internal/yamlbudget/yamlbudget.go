@@ -10,8 +10,8 @@
 //
 // Budget.Check measures a parsed document as it would be expanded, without expanding it: it walks the
 // nodes as written once, and an alias adds the size and height of its anchored node, measured once and
-// remembered. Its limits are those of the readers kubectl and the API server use, so a document
-// Kubernetes accepts passes, and one it refuses is refused here too, with the line of the alias:
+// remembered. Its limits are those of the YAML readers kubectl, the API server and nodeadm use, so that
+// a document is refused where they would refuse it, but here with the line of the alias at fault:
 //
 //   - copies made through aliases may be at most 99% of a document's nodes up to 400,000 nodes,
 //     falling to 10% at 4,000,000: the "excessive aliasing" rule of yaml.v2 (sigs.k8s.io/yaml, which
@@ -24,8 +24,8 @@
 //     library's, can exhaust the stack;
 //   - an alias may not appear inside the node its anchor names.
 //
-// Real manifests, even a List of thousands of objects or a Helm-rendered stream, use few aliases (Helm
-// renders none) and never come near these limits.
+// Real manifests, even a List of thousands of objects or a Helm-rendered stream, use a few aliases at
+// most and never come near these limits.
 package yamlbudget
 
 import (
