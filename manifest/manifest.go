@@ -374,8 +374,9 @@ func parse(file string, data []byte, budget *yamlbudget.Budget) (objs []*objects
 }
 
 // parseDocuments decodes every document of one file; documents that are not Kubernetes objects come
-// back as errors marked notObject, which parse counts instead. A document whose aliases expand past
-// budget (see package yamlbudget) is an error before anything walks it.
+// back as errors marked notObject, which parse counts instead. An object's document over the YAML
+// budget (package yamlbudget: aliases that expand too far or into themselves, nesting too deep) is an
+// error at its line before anything expands it; budget carries the totals of the input read so far.
 func parseDocuments(file string, data []byte, budget *yamlbudget.Budget) ([]*objects.Object, int, ignoredKinds, []Error) {
 	if line, bad := binaryLine(data); bad {
 		return nil, 0, ignoredKinds{}, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
