@@ -107,6 +107,9 @@ func FuzzParse(f *testing.F) {
 	f.Add("- rolearn: a\n  groups:\n  - system:bootstrappers\n   - system:nodes\n", "- UserArn: u\n  userarn: v\n  userarn: w\n", "- 0123\n- yes\n")
 	f.Add("- sso: {permissionSetName: P, accountID: \"111122223333\", partition: aws-cn}\n- sso: x\n- rolearn: [a]\n  sso: {}\n", " {\"a\": 1}", "{a: b}")
 	f.Add("- rolearn: a\n  username: .inf\n", "- userarn: a\n  ~: b\n", "- 1\n- [2]\n")
+	for _, v := range budgetValues {
+		f.Add(v.value, v.value, v.value)
+	}
 	f.Fuzz(func(t *testing.T, roles, users, accounts string) {
 		data := map[string]string{KeyMapRoles: roles, KeyMapUsers: users, KeyMapAccounts: accounts}
 		r, r2 := Read(data), Read(data)

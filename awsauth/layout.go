@@ -7,6 +7,8 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 )
 
 // This file finds lines inside a data value. The values are read with the YAML library EKS uses
@@ -15,15 +17,19 @@ import (
 
 // layout is the node tree of one data value, for lines.
 type layout struct {
-	// root is the value's top node; nil when yaml.v3 cannot parse the value.
+	// root is the value's top node; nil when yaml.v3 cannot parse the value or it is over the YAML
+	// budget.
 	root *yaml.Node
 	// items are root's items when it is a list.
 	items []*yaml.Node
 }
 
+// newLayout parses value for its lines. A value whose aliases expand past the YAML budget (package
+// yamlbudget) has no layout, so that nothing walks it: yaml.v2 refuses it too, and that refusal, with
+// its line, is what EKS does and what is reported.
 func newLayout(value string) layout {
 	var doc yaml.Node
-	if yaml.Unmarshal([]byte(value), &doc) != nil || len(doc.Content) == 0 {
+	if yaml.Unmarshal([]byte(value), &doc) != nil || len(doc.Content) == 0 || yamlbudget.Check(&doc) != nil {
 		return layout{}
 	}
 	root := doc.Content[0]

@@ -14,7 +14,7 @@ import (
 
 // FuzzDecodeSnapshot: DecodeSnapshotFile never panics; a refusal is a *SnapshotError on a line of the
 // file; an accepted snapshot, re-encoded with yaml.v3, decodes again to an equal document.
-// Seeds: testdata/fuzz/FuzzDecodeSnapshot and the docs/facts.md example.
+// Seeds: testdata/fuzz/FuzzDecodeSnapshot, the docs/facts.md example and snapshots over the YAML budget.
 func FuzzDecodeSnapshot(f *testing.F) {
 	example, err := os.ReadFile("testdata/cluster-facts.yaml")
 	if err != nil {
@@ -27,6 +27,9 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(every)
+	for _, s := range budgetSnapshots {
+		f.Add([]byte(s.doc))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cf, err := DecodeSnapshotFile(data)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
@@ -104,8 +105,16 @@ func emptyDocument(n *yaml.Node) bool {
 }
 
 // DecodeSnapshot decodes and validates a ClusterFacts mapping node. Node lines plus lineOffset are file
-// lines. Unknown fields, wrong types, invalid modes, duplicate ids and malformed ARNs are errors.
+// lines. Aliases that expand past the YAML budget (package yamlbudget), unknown fields, wrong types,
+// invalid modes, duplicate ids and malformed ARNs are errors.
 func DecodeSnapshot(root *yaml.Node, lineOffset int) (*ClusterFacts, error) {
+	if err := yamlbudget.Check(root); err != nil {
+		var be *yamlbudget.Error
+		if errors.As(err, &be) {
+			return nil, &SnapshotError{Line: lineOffset + max(be.Line, 1), Message: be.Message}
+		}
+		return nil, &SnapshotError{Line: lineOffset + max(root.Line, 1), Message: err.Error()}
+	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &SnapshotError{Line: lineOffset + max(root.Line, 1), Message: "expected a ClusterFacts mapping with apiVersion " + SnapshotAPIVersion + " and kind " + SnapshotKind}
 	}

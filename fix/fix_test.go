@@ -2,6 +2,7 @@ package fix_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -215,6 +216,21 @@ func catalogEvaluator() fix.Evaluator {
 func FuzzFix(f *testing.F) {
 	f.Add([]byte("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata:\n  name: a\n  annotations:\n    compatibility.karpenter.sh/v1beta1-kubelet-conversion: x\nspec:\n  template:\n    metadata:\n      annotations: {karpenter.sh/do-not-evict: \"true\"}\n    spec:\n      nodeClassRef: {apiVersion: karpenter.k8s.aws/v1beta1, name: a}\n      kubelet: {maxPods: 1}\n  disruption: {consolidationPolicy: WhenUnderutilized, expireAfter: 1h}\n---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: a}\nspec:\n  amiFamily: AL2\n  instanceProfile: arn:aws:iam::1:instance-profile/x\n"))
 	f.Add([]byte("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: b\nspec:\n  amiSelectorTerms:\n  - name: amazon-eks-node-1.29-*\n  - {name: bottlerocket-aws-k8s-*}\n"))
+	// Over the YAML budget, beside a document with fixes: aliases that expand to billions of nodes, or
+	// inside their own anchor.
+	fixable := "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec:\n  instanceProfile: arn:aws:iam::1:instance-profile/x\n---\n"
+	bomb := "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: bomb}\nspec:\n  tags:\n    a0: &a0 lol\n"
+	for i := 1; i <= 9; i++ {
+		bomb += fmt.Sprintf("    a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 9), ","))
+	}
+	for _, doc := range []string{
+		bomb,
+		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: m}\nspec:\n  tags: &b {<<: *b}\n",
+		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: v}\nspec: &s\n  instanceProfile: arn:aws:iam::1:instance-profile/x\n  tags: {a: *s}\n",
+		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: l}\nspec:\n  template:\n    spec:\n      requirements: &r [{key: a, operator: In, values: *r}]\n",
+	} {
+		f.Add([]byte(fixable + doc))
+	}
 	eval := catalogEvaluator()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		set := load(t, "fuzz.yaml", string(data))

@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzParse reads arbitrary bytes as a YAML and as a JSON file. Parse must never panic or hang, every
-// error must name the file and a line of it, and every object must carry its file and lines inside it;
-// the column of a plain scalar must point at its text, so that the fixer edits the right bytes.
+// error must name the file and a line of it, and every object must carry its file and lines inside it
+// and convert to the JSON the rules read; the column of a plain scalar must point at its text, so that
+// the fixer edits the right bytes.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(join(nodePool, nodeClass, awsAuth)))
 	f.Add([]byte(join(nodePool, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n bad: 1\n", nodeClass)))
@@ -21,6 +22,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("%YAML 1.1\n---\n" + nodePool + "...\n--- # c\r\n" + strings.ReplaceAll(nodeClass, "\n", "\r\n")))
 	f.Add([]byte("&l {apiVersion: v1, kind: List, items: [*l, {apiVersion: karpenter.sh/v1beta1, kind: Provisioner}]}\n"))
 	f.Add([]byte("\uFEFFapiVersion: v1\rkind: ConfigMap\u2028metadata: {name: aws-auth}\n"))
+	// Over the YAML budget: aliases that expand to billions of nodes, or inside their own anchor.
+	for _, doc := range []string{laughsNodeClass(9), selfMerge, selfValue, selfList, mutualAnchors} {
+		f.Add([]byte(doc))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, file := range []string{"fuzz.yaml", "fuzz.json"} {
 			checkParse(t, file, data)
@@ -59,6 +64,7 @@ func checkParse(t *testing.T, file string, data []byte) {
 			t.Fatalf("%s: %s has %d views", file, ref, views)
 		}
 		checkNodes(t, o, o.Root, text, map[*yaml.Node]bool{})
+		_, _ = o.Content() // may fail (a key JSON cannot hold), but must end
 	}
 }
 

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
 
@@ -118,6 +120,13 @@ func (r Reader) addKustomization(ctx context.Context, set *Set, dir string) ([]s
 		var doc yaml.Node
 		if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
 			return nil, &KustomizeError{Dir: dir, Err: fmt.Errorf("read back %s: %v", res.CurId(), err)}
+		}
+		if err := set.budget.Check(&doc); err != nil {
+			// kustomize writes aliases out, so this is the size of what it rendered.
+			e := budgetError(kustFile, 0, err)
+			e.Line, e.Message = 0, fmt.Sprintf("%s as kustomize renders it: %s", res.CurId(), e.Message)
+			set.Errors = append(set.Errors, e)
+			continue
 		}
 		root := doc.Content[0]
 		file := r.place(sources, dir, kustFile, origin, root)
@@ -301,6 +310,24 @@ func patchesLine(file string) int {
 	return 1
 }
 
+// checkKustomizeInput refuses a file kustomize reads whose YAML is over the budget (package
+// yamlbudget): kustomize expands every alias of the resources it reads (kyaml's DeAnchor) without
+// bound, and follows an alias inside its own anchor until the stack overflows. A file that is not YAML
+// is left to kustomize.
+func checkKustomizeInput(path string, data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var budget yamlbudget.Budget
+	for {
+		var doc yaml.Node
+		if dec.Decode(&doc) != nil {
+			return nil
+		}
+		if err := budget.Check(&doc); err != nil {
+			return budgetError(path, 0, err)
+		}
+	}
+}
+
 // kustomizationFile returns the kustomization file of a directory.
 func kustomizationFile(dir string) (string, error) {
 	info, err := os.Stat(dir)
@@ -397,6 +424,11 @@ func (f *guardedFS) ReadFile(path string) ([]byte, error) {
 	}
 	if err != nil {
 		return data, err
+	}
+	// kustomize expands aliases (its DeAnchor) without bound: a file over the YAML budget never
+	// reaches it.
+	if err := checkKustomizeInput(displayPath(path), data); err != nil {
+		return nil, f.refuse(err)
 	}
 	if !f.allowRemote && isKustomizationName(filepath.Base(path)) {
 		if url := remoteReference(data); url != "" {

@@ -17,6 +17,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 )
@@ -91,6 +92,8 @@ type Set struct {
 
 	// scopes holds, for the objects kustomize rendered, the kustomization file built: see ScopeFile.
 	scopes map[*objects.Object]string
+	// budget bounds what the aliases of every document read into the set may expand to, together.
+	budget yamlbudget.Budget
 }
 
 // ScopeFile returns the file whose directory decides which ClusterFacts describe the cluster an object
@@ -291,7 +294,7 @@ func (s *Set) Add(src Source) {
 		s.Sources = map[string][]byte{}
 	}
 	s.Sources[src.Path] = src.Data
-	objs, ignored, notObjects, others, errs := parse(src.Path, src.Data)
+	objs, ignored, notObjects, others, errs := parse(src.Path, src.Data, &s.budget)
 	s.Objects = append(s.Objects, objs...)
 	s.Ignored += ignored
 	s.NotObjects += notObjects
@@ -302,14 +305,15 @@ func (s *Set) Add(src Source) {
 // Parse decodes every document of one file. It returns the recognised objects, the number of
 // well-formed objects of other kinds, and one error per document that could not be read.
 func Parse(file string, data []byte) ([]*objects.Object, int, []Error) {
-	objs, ignored, _, _, errs := parse(file, data)
+	objs, ignored, _, _, errs := parse(file, data, &yamlbudget.Budget{})
 	return objs, ignored, errs
 }
 
 // parse is Parse that also returns how many documents are not Kubernetes objects at all (skipped,
-// see looksLikeObject) and the other providers' node classes among the ignored objects.
-func parse(file string, data []byte) (objs []*objects.Object, ignored, notObjects int, others ignoredKinds, errs []Error) {
-	objs, ignored, others, errs = parseDocuments(file, data)
+// see looksLikeObject) and the other providers' node classes among the ignored objects. budget holds
+// the alias expansion of the documents read before.
+func parse(file string, data []byte, budget *yamlbudget.Budget) (objs []*objects.Object, ignored, notObjects int, others ignoredKinds, errs []Error) {
+	objs, ignored, others, errs = parseDocuments(file, data, budget)
 	errs = slices.DeleteFunc(errs, func(e Error) bool {
 		if e.notObject {
 			notObjects++
@@ -320,8 +324,10 @@ func parse(file string, data []byte) (objs []*objects.Object, ignored, notObject
 }
 
 // parseDocuments decodes every document of one file; documents that are not Kubernetes objects come
-// back as errors marked notObject, which parse counts instead.
-func parseDocuments(file string, data []byte) ([]*objects.Object, int, ignoredKinds, []Error) {
+// back as errors marked notObject, which parse counts instead. An object's document over the YAML
+// budget (package yamlbudget: aliases that expand too far or into themselves, nesting too deep) is an
+// error at its line before anything expands it; budget carries the totals of the input read so far.
+func parseDocuments(file string, data []byte, budget *yamlbudget.Budget) ([]*objects.Object, int, ignoredKinds, []Error) {
 	if line, bad := binaryLine(data); bad {
 		return nil, 0, ignoredKinds{}, []Error{{File: file, Line: line, Message: "binary data, not YAML or JSON"}}
 	}
@@ -354,6 +360,10 @@ func parseDocuments(file string, data []byte) ([]*objects.Object, int, ignoredKi
 			errs = append(errs, Error{File: file, Line: d.StartLine, Message: "not a Kubernetes object (no kind or metadata): skipped", notObject: true})
 			continue
 		}
+		if err := budget.Check(&root); err != nil {
+			errs = append(errs, budgetError(file, d.StartLine-1, err))
+			continue
+		}
 		o, ig, oc, es := decodeNode(file, d.StartLine-1, root.Content[0], map[*yaml.Node]bool{})
 		end := d.StartLine - 1 + bytes.Count(d.Data, []byte("\n"))
 		if len(d.Data) > 0 && d.Data[len(d.Data)-1] != '\n' {
@@ -371,6 +381,16 @@ func parseDocuments(file string, data []byte) ([]*objects.Object, int, ignoredKi
 		errs = append(errs, Error{File: file, Line: 1, Message: "file is empty: no Kubernetes object in it"})
 	}
 	return objs, ignored, others, errs
+}
+
+// budgetError words a yamlbudget error as an input error of file, whose node lines are shifted by
+// offset.
+func budgetError(file string, offset int, err error) Error {
+	var be *yamlbudget.Error
+	if errors.As(err, &be) {
+		return Error{File: file, Line: offset + be.Line, Message: be.Message}
+	}
+	return Error{File: file, Line: offset + 1, Message: err.Error()}
 }
 
 // emptyDocument reports whether a parsed document holds no node at all: "---" with nothing after it.

@@ -42,7 +42,8 @@ type head struct {
 // Decode turns a parsed YAML document (a mapping node, as the CLI reads manifests) into an Object.
 // Kinds the tool does not check are returned as Ignored; documents that cannot be Kubernetes objects,
 // removed Karpenter kinds and wrong types in fields the rules read are errors with the file line (node
-// lines plus lineOffset).
+// lines plus lineOffset). root's document must have passed yamlbudget's check (the manifest reader checks
+// every document): the Object's conversions and copies expand aliases.
 func Decode(root *yaml.Node, file string, lineOffset int) (Decoded, error) {
 	root = resolve(root)
 	line := func(n *yaml.Node) int {

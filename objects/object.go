@@ -333,7 +333,8 @@ var yaml11Only = regexp.MustCompile(`^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|o
 // same in YAML 1.1 and 1.2 and maps to JSON (strings, int64, float64, bools, null; string keys, no
 // merge keys). ok is false otherwise, and Content then converts the slow, exact way. It spares
 // re-encoding and re-parsing every object's YAML (most of `check`'s time on large inputs,
-// BENCHMARKS.md); yaml.v3 has already resolved each scalar's tag.
+// BENCHMARKS.md); yaml.v3 has already resolved each scalar's tag. It expands aliases: the document has
+// passed yamlbudget's check, which bounds their expansion and depth and refuses cycles.
 func plainValue(n *yaml.Node) (v any, ok bool) {
 	switch n.Kind {
 	case yaml.AliasNode:

@@ -32,6 +32,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(uint8(3), "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\nContent-Type: text/x-shellscript\n\necho cut off\n")
 	f.Add(uint8(3), "#cloud-config\nruncmd: [echo hi]\n")
 	f.Add(uint8(2), "#!/bin/bash\necho hi\n")
+	for _, nc := range budgetNodeConfigs {
+		f.Add(uint8(1), nc.text)
+	}
+	for _, cc := range budgetCloudConfigs {
+		f.Add(uint8(3), cc)
+	}
 	f.Fuzz(func(t *testing.T, fam uint8, text string) {
 		family := fuzzFamilies[int(fam)%len(fuzzFamilies)]
 		ud, err := Parse(family, text)
@@ -129,6 +135,12 @@ func FuzzRegisters(f *testing.F) {
 	f.Add(uint8(3), "#cloud-config\nruncmd:\n  - [kubelet, --register-with-taints, karpenter.sh/unregistered:NoExecute]\n")
 	f.Add(uint8(2), "[settings.kubernetes.node-taints]\n\"karpenter.sh/unregistered\" = [\":NoExecute\"]\n")
 	f.Add(uint8(2), "[settings.kubernetes]\nnode-taints = \"karpenter.sh/unregistered:NoExecute\"\n")
+	for _, nc := range budgetNodeConfigs {
+		f.Add(uint8(3), nc.text)
+	}
+	for _, cc := range budgetCloudConfigs {
+		f.Add(uint8(3), cc)
+	}
 	f.Fuzz(func(t *testing.T, fam uint8, text string) {
 		family := fuzzFamilies[int(fam)%len(fuzzFamilies)]
 		ud, err := Parse(family, text)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 )
 
 // Karpenter's registration taint: a node registers with it, and Karpenter removes it once it has
@@ -294,15 +296,20 @@ func (r *taintReader) readYAMLDocs(docs []*yaml.Node, loc location, nodeConfig b
 	}
 }
 
-// yamlDocuments returns the root nodes of the non-empty documents of text.
+// yamlDocuments returns the root nodes of the non-empty documents of text, and an error when text is
+// not YAML or is over the YAML budget (package yamlbudget).
 func yamlDocuments(text string) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	var docs []*yaml.Node
+	var budget yamlbudget.Budget
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return docs, nil
+		}
+		if err == nil {
+			err = budget.Check(&n)
 		}
 		if err != nil {
 			return nil, err

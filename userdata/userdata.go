@@ -23,7 +23,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/karpenter-guard/karpenter-guard/internal/wording"
-
+	"github.com/karpenter-guard/karpenter-guard/internal/yamlbudget"
 	"github.com/karpenter-guard/karpenter-guard/internal/yamlpos"
 )
 
@@ -370,7 +370,7 @@ func partName(part int) string {
 }
 
 // checkNodeConfig verifies a NodeConfig document (or several, separated by ---) has nodeadm's
-// apiVersion and kind and parses as YAML. Empty documents (a leading ---) are skipped. part is the
+// apiVersion and kind and parses as YAML within the YAML budget (package yamlbudget). Empty documents (a leading ---) are skipped. part is the
 // MIME part the text is (0: the whole userData); errors name it, and their line numbers count
 // within it.
 func checkNodeConfig(text string, part int) error {
@@ -380,11 +380,17 @@ func checkNodeConfig(text string, part int) error {
 		lineSuffix = " of the part"
 	}
 	dec := yaml.NewDecoder(strings.NewReader(text))
+	var budget yamlbudget.Budget
 	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if err == nil {
+			// nodeadm reads NodeConfig with Kubernetes' YAML reader, which refuses what is over the
+			// budget.
+			err = budget.Check(&n)
 		}
 		if err != nil {
 			msg := wording.OneLine(strings.TrimPrefix(err.Error(), "yaml: "))
