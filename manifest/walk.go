@@ -160,7 +160,12 @@ func (w *walk) dir(p string) error {
 func (w *walk) link(p string) {
 	target, err := realPath(p)
 	if err != nil {
-		if isManifestName(p) {
+		switch {
+		case !w.lexicallyInside(p):
+			// Whether a file outside the tree exists is none of the run's business.
+			w.unread = append(w.unread, Unread{Path: p, Kind: UnreadLink,
+				Reason: fmt.Sprintf("symbolic link to %s, outside %s: not followed", linkText(p), w.root)})
+		case isManifestName(p):
 			w.errs = append(w.errs, Error{File: p, Message: "cannot read: symbolic link to " + linkText(p) + ", which does not exist"})
 		}
 		return
@@ -185,6 +190,20 @@ func (w *walk) link(p string) {
 	default:
 		w.files = append(w.files, p)
 	}
+}
+
+// lexicallyInside reports whether a link that leads nowhere names a path inside the tree, as written.
+func (w *walk) lexicallyInside(p string) bool {
+	t, err := os.Readlink(p)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(p), t)
+	}
+	abs, err1 := filepath.Abs(t)
+	root, err2 := filepath.Abs(w.root)
+	return err1 == nil && err2 == nil && (within(root, abs) || within(w.real, abs))
 }
 
 // excludes reports whether the walk leaves out path p: a directory, or a manifest file, that a

@@ -30,6 +30,7 @@ func TestWalkStaysInTheTree(t *testing.T) {
 		"linked-dir":      "sub/dir",
 		"outside-dir":     outside,
 		"stdin.yaml":      "/dev/stdin",
+		"gone.yaml":       filepath.Join(outside, "no-such-key"),
 		"not-a-manifest":  filepath.Join(outside, "secret.yaml"),
 		"shared/up.yml":   "../ok.yaml",
 		"shared/loop.yml": "loop.yml",
@@ -64,6 +65,8 @@ func TestWalkStaysInTheTree(t *testing.T) {
 		"outside-dir":  "symlink: symbolic link to " + outside + ", outside " + repo + ": not followed",
 		"stdin.yaml":   "", // resolves outside the tree (/proc/...) or to a device: either way not read
 		"pipe.yaml":    "special: a FIFO, not a regular file: not read",
+		// A link out of the tree to nothing is not followed either: whether it exists is not asked.
+		"gone.yaml": "symlink: symbolic link to " + filepath.Join(outside, "no-such-key") + ", outside " + repo + ": not followed",
 	}
 	for path, reason := range wantUnread {
 		got, ok := unread[path]
