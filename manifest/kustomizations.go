@@ -188,11 +188,11 @@ func (r Reader) throughKustomizations(ctx context.Context, set *Set, p string, w
 	}
 
 	// Files used as patches or inputs are never whole objects.
-	inputs := map[string]string{} // file → the kustomization that uses it
+	inputs := map[string]kustomization{} // file → the kustomization that uses it
 	for _, k := range all {
 		for _, in := range k.inputs {
 			if _, dup := inputs[filepath.Clean(in)]; !dup {
-				inputs[filepath.Clean(in)] = k.file
+				inputs[filepath.Clean(in)] = k
 			}
 		}
 	}
@@ -208,12 +208,17 @@ func (r Reader) throughKustomizations(ctx context.Context, set *Set, p string, w
 			r.renderInto(ctx, set, k, walked, w, covered)
 		}
 	}
+	if k, ok := inputs[filepath.Clean(p)]; ok && r.Render && w.root == "" && !slices.Contains(set.Rendered, k.dir) {
+		// A patch named on its own (pre-commit names the files changed): what it changes is checked
+		// in what the kustomization that uses it renders.
+		r.renderInto(ctx, set, k, all, w, covered)
+	}
 	var files []string
 	for _, f := range w.files {
 		clean := filepath.Clean(f)
 		if by, ok := inputs[clean]; ok {
 			set.Unread = append(set.Unread, Unread{Path: f, Kind: UnreadPatch,
-				Reason: fmt.Sprintf("used by %s as a patch or generator input, not a whole object: not read on its own", by)})
+				Reason: fmt.Sprintf("used by %s as a patch or input, not a whole object: not read on its own", by.file)})
 			continue
 		}
 		if covered[clean] {

@@ -555,8 +555,10 @@ func remoteReference(data []byte) string {
 		}
 		refs = append(refs, g.EnvSources...)
 	}
+	// A helmCharts repo is not listed: kustomize inflates charts only with --enable-helm, which check
+	// never passes, so such a kustomization fails to build before anything is fetched.
 	for _, h := range kt.HelmCharts {
-		refs = append(refs, h.Repo, h.ValuesFile)
+		refs = append(refs, h.ValuesFile)
 		refs = append(refs, h.AdditionalValuesFiles...)
 	}
 	for _, ref := range refs {

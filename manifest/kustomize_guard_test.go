@@ -89,6 +89,20 @@ func TestKustomizeNeverFetches(t *testing.T) {
 	})
 }
 
+// TestKustomizeHelmChartIsNotFetched: a helmCharts entry is not a remote reference check refuses:
+// kustomize inflates charts only with --enable-helm, which check never passes, so the build fails
+// saying so, and the chart's repository sees no request.
+func TestKustomizeHelmChartIsNotFetched(t *testing.T) {
+	url, requests := loopback(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"kustomization.yaml": "helmCharts:\n- name: karpenter\n  repo: " + url + "/charts\n  version: 1.14.1\n"})
+	err := (Reader{}).AddKustomization(context.Background(), &Set{}, dir)
+	var remote *RemoteError
+	if err == nil || errors.As(err, &remote) || !strings.Contains(err.Error(), "--enable-helm") || requests.Load() != 0 {
+		t.Fatalf("error = %v after %d requests, want kustomize's --enable-helm error and none", err, requests.Load())
+	}
+}
+
 // TestKustomizeStaysInTheRepository: without AllowRemote, kustomize reads only the repository that
 // holds the kustomization built: a base outside it, or a resource linked out of it, is refused, while
 // a base beside the overlay builds.

@@ -106,6 +106,13 @@ func (s *Set) ScopeFile(o *objects.Object) string {
 	return o.File
 }
 
+// Build returns the kustomization that rendered o (AddKustomization), "" for an object read from a
+// file as it is. Objects of one build are deployed together and refer to each other (a NodePool to its
+// EC2NodeClass); objects of different builds (two overlays of one base) never see each other.
+func (s *Set) Build(o *objects.Object) string {
+	return s.scopes[o]
+}
+
 // Reader reads manifests.
 type Reader struct {
 	// MaxFileSize is the largest file accepted, in bytes; 0 means DefaultMaxFileSize.

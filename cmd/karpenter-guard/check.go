@@ -121,7 +121,8 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 		ev.facts = snap
 	}
 	reader := manifest.Reader{MaxFileSize: o.maxFileSize, Stdin: cmd.InOrStdin()}
-	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, o.fix || o.diff, stderr)
+	// --fix says what it read once it has written, from the files as written.
+	set, err := readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, !o.fix, o.fix || o.diff, stderr)
 	if err != nil {
 		return err
 	}
@@ -196,10 +197,10 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 			}
 		}
 		fixed = outcome.Fixed
-		if len(paths) > 0 {
-			if set, err = readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, false, true, stderr); err != nil {
-				return err
-			}
+		// The files are fixed as they are; the verdict is check's on the files as written, with the
+		// kustomizations rendered, so that --fix passes only what check passes.
+		if set, err = readInputs(ctx, reader, o.files, &o.inputs, ev.facts == nil, true, false, stderr); err != nil {
+			return err
 		}
 	}
 

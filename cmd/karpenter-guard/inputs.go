@@ -91,9 +91,9 @@ func writeReadNotes(w io.Writer, set *manifest.Set) {
 		fmt.Fprintf(w, "note: %s not read: %s\n", u.Path, u.Reason)
 	}
 	if patches > 0 {
-		what := wording.Plural(patches, "kustomize patch", "kustomize patches") + " not read on its own"
+		what := wording.Plural(patches, "kustomize patch or input", "kustomize patches and inputs") + " not read on its own"
 		if patches > 1 {
-			what = wording.Plural(patches, "kustomize patch", "kustomize patches") + " not read on their own"
+			what = wording.Plural(patches, "kustomize patch or input", "kustomize patches and inputs") + " not read on their own"
 		}
 		fmt.Fprintf(w, "note: %s: a patch holds only the fields it changes, and is checked in what its kustomization renders (-o json lists them)\n", what)
 	}

@@ -139,29 +139,110 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 		}
 		groups[i] = append(groups[i], o)
 	}
-	var res validators.Result
-	for i, objs := range groups {
-		if len(objs) == 0 {
-			continue
-		}
-		var p facts.Provider = facts.None{}
-		if i < len(scopes) {
-			p = scopes[i].provider
-			if data, malformed, ok := validators.InputAWSAuth(objs); ok {
-				p = facts.WithInputAWSAuth(p, data, malformed)
+	// Objects of one kustomization build are deployed together: a build's references resolve to its own
+	// objects and to plain files (applied beside it), never to another build's (two overlays of one
+	// base go to different clusters). A plain file's resolve to anything in the input, as they always
+	// have: which build it is applied with is not known, and a reference is never called missing for
+	// want of knowing.
+	inputs := map[string][]*objects.Object{"": set.Objects}
+	for _, o := range set.Objects {
+		if b := set.Build(o); b != "" {
+			if inputs[b] == nil {
+				inputs[b] = plainObjects(set)
 			}
+			inputs[b] = append(inputs[b], o)
 		}
-		c := &validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: set.Objects, OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI, CRDs: e.crds}
-		// The NodePools that launch from a class are those of the same cluster: the same facts scope
-		// (directories with their own snapshots describe different clusters).
-		c.FindNodePools = func(string) []*objects.Object { return objs }
-		r := e.cat.Evaluate(c, objs)
-		res.Findings = append(res.Findings, r.Findings...)
-		res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
-		res.Skipped = append(res.Skipped, r.Skipped...)
-		res.Objects += r.Objects
-		res.Notes = append(res.Notes, r.Notes...)
 	}
+	var res validators.Result
+	for i, group := range groups {
+		for _, objs := range byBuild(set, group) {
+			var p facts.Provider = facts.None{}
+			if i < len(scopes) {
+				p = scopes[i].provider
+				if data, malformed, ok := validators.InputAWSAuth(objs); ok {
+					p = facts.WithInputAWSAuth(p, data, malformed)
+				}
+			}
+			c := &validators.Context{Context: e.ctx, Config: e.cfg, Facts: p, Input: inputs[set.Build(objs[0])], OtherNodeClasses: set.OtherNodeClasses, Scope: validators.ScopeCLI, CRDs: e.crds}
+			// The NodePools that launch from a class are those of the same cluster: the same facts scope
+			// (directories with their own snapshots describe different clusters) and the same build.
+			c.FindNodePools = func(string) []*objects.Object { return objs }
+			r := e.cat.Evaluate(c, objs)
+			res.Findings = append(res.Findings, r.Findings...)
+			res.NotEvaluated = append(res.NotEvaluated, r.NotEvaluated...)
+			res.Skipped = append(res.Skipped, r.Skipped...)
+			res.Objects += r.Objects
+			res.Notes = append(res.Notes, r.Notes...)
+		}
+	}
+	res = withoutRepeats(res)
 	validators.SortFindings(res.Findings)
 	return res, errs
+}
+
+// byBuild splits the objects of one facts scope by the kustomization build they come from, in the
+// order first seen.
+func byBuild(set *manifest.Set, objs []*objects.Object) [][]*objects.Object {
+	var order []string
+	builds := map[string][]*objects.Object{}
+	for _, o := range objs {
+		b := set.Build(o)
+		if _, seen := builds[b]; !seen {
+			order = append(order, b)
+		}
+		builds[b] = append(builds[b], o)
+	}
+	out := make([][]*objects.Object, 0, len(order))
+	for _, b := range order {
+		out = append(out, builds[b])
+	}
+	return out
+}
+
+// withoutRepeats drops findings, checks not evaluated and skips that repeat one already kept exactly:
+// a base object two overlays render unchanged is checked once per overlay, and the same finding at the
+// same object, file and line says nothing new the second time.
+func withoutRepeats(res validators.Result) validators.Result {
+	seen := map[string]bool{}
+	first := func(parts ...any) bool {
+		k := fmt.Sprintf("%#v", parts)
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		return true
+	}
+	findings := res.Findings[:0]
+	for _, f := range res.Findings {
+		if first("f", f.Rule, f.Action, f.Object, f.Field, f.Line, f.Message, f.Fix) {
+			findings = append(findings, f)
+		}
+	}
+	res.Findings = findings
+	notEvaluated := res.NotEvaluated[:0]
+	for _, n := range res.NotEvaluated {
+		if first("n", n.Rule, n.Object, n.Reason) {
+			notEvaluated = append(notEvaluated, n)
+		}
+	}
+	res.NotEvaluated = notEvaluated
+	skipped := res.Skipped[:0]
+	for _, s := range res.Skipped {
+		if first("s", s.Rule, s.Object, s.Reason) {
+			skipped = append(skipped, s)
+		}
+	}
+	res.Skipped = skipped
+	return res
+}
+
+// plainObjects returns the objects of the set read from files as they are, not rendered by kustomize.
+func plainObjects(set *manifest.Set) []*objects.Object {
+	var plain []*objects.Object
+	for _, o := range set.Objects {
+		if set.Build(o) == "" {
+			plain = append(plain, o)
+		}
+	}
+	return plain
 }

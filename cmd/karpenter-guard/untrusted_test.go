@@ -43,19 +43,52 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 		{
 			name: "partial patches", args: []string{"check", "-f", "."}, code: 0,
 			contains: []string{
-				"5 objects checked (3 of other kinds ignored; 2 kustomizations rendered; 4 paths not read): 0 deny",
+				"5 objects checked (3 of other kinds ignored; 2 kustomizations rendered; 5 paths not read): 0 deny",
 				"note: kustomizations rendered, their objects checked as kustomize builds them, at their source files: overlays/prod, overlays/staging",
-				"note: 4 kustomize patches not read on their own",
-				// The staging overlay's prefix and the base file's lines.
+				"note: 5 kustomize patches and inputs not read on their own",
+				// The staging overlay's prefix, renamed in the NodePool's reference too.
 				`EC2NodeClass "staging-production" (overlays/staging/kustomization.yaml:`,
 				`NodePool "batch" (standalone/nodepool.yaml:2)`,
 			},
-			notContains: []string{"DENY", "nodeclass-tags.yaml:", "nodepool-limits.yaml:"},
+			notContains: []string{"DENY", "nodeclass-tags.yaml:", "nodepool-limits.yaml:", "nodepool-nodeclass-missing"},
 		},
 		{
-			name: "a patch named on its own", args: []string{"check", "-f", "overlays/prod/nodeclass-tags.yaml"}, code: 0,
-			contains:    []string{"note: 1 kustomize patch not read on its own"},
+			name: "a patch named on its own is checked through its kustomization", args: []string{"check", "-f", "overlays/prod/nodeclass-tags.yaml"}, code: 0,
+			contains: []string{
+				"note: 1 kustomize patch or input not read on its own",
+				"note: kustomizations rendered, their objects checked as kustomize builds them, at their source files: overlays/prod",
+				"2 objects checked (1 kustomization rendered; 1 path not read): 0 deny",
+			},
 			notContains: []string{"DENY"},
+		},
+		{
+			name: "a broken patch named on its own", args: []string{"check", "-f", "overlays/prod/nodepool-limits.yaml"}, code: 1,
+			edits:    map[string]string{"overlays/prod/nodepool-limits.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: production\nspec:\n  limits:\n    cpu: lots\n"},
+			contains: []string{"DENY [karpenter-crd-invalid] overlays/prod/kustomization.yaml:5 spec.limits.cpu"},
+		},
+		{
+			name: "--fix passes only what check passes", args: []string{"check", "-f", ".", "--fix"}, code: 1,
+			edits:    map[string]string{"overlays/prod/nodepool-limits.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: production\nspec:\n  limits:\n    cpu: lots\n"},
+			contains: []string{"DENY [karpenter-crd-invalid] overlays/prod/kustomization.yaml:5 spec.limits.cpu", "2 kustomizations rendered"},
+		},
+		{
+			name: "each overlay resolves its own references", args: []string{"check", "-f", "."}, code: 0,
+			edits: map[string]string{
+				// prod renames its class without telling kustomize that nodeClassRef names one; dev keeps
+				// the base's name, which must not satisfy prod's pool.
+				"overlays/prod/kustomization.yaml": "resources:\n  - ../../base\nnamePrefix: prod-\npatches:\n  - path: nodeclass-tags.yaml\n  - path: nodepool-limits.yaml\n",
+				"overlays/dev/kustomization.yaml":  "resources:\n  - ../../base\n",
+			},
+			contains: []string{`WARN [nodepool-nodeclass-missing] overlays/prod/kustomization.yaml:4 spec.template.spec.nodeClassRef.name`},
+		},
+		{
+			name: "a finding two overlays render alike is said once", args: []string{"check", "-f", "."}, code: 0,
+			edits: map[string]string{
+				"overlays/dev/kustomization.yaml": "resources:\n  - ../../base\n",
+				"overlays/qa/kustomization.yaml":  "resources:\n  - ../../base\n",
+				"base/nodepool.yaml":              "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: production\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: production}\n      requirements: []\n      expireAfter: 720h\n  disruption:\n    consolidateAfter: 1m\n",
+			},
+			contains: []string{"WARN [nodepool-no-limits] base/nodepool.yaml:5 spec.limits", "4 kustomizations rendered"},
 		},
 		{
 			name: "a patch that makes the object invalid", args: []string{"check", "-f", "."}, code: 1,
@@ -72,7 +105,7 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 		},
 		{
 			name: "without rendering", args: []string{"check", "-f", ".", "--render-kustomizations=false"}, code: 0,
-			contains:    []string{"3 objects checked", "4 paths not read", "note: 4 kustomize patches not read on their own"},
+			contains:    []string{"3 objects checked", "5 paths not read", "note: 5 kustomize patches and inputs not read on their own"},
 			notContains: []string{"DENY", "rendered"},
 		},
 		{
@@ -83,7 +116,7 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 			},
 			contains: []string{
 				"note: overlays/remote not rendered (it names the remote resource " + url + "/org/repo.git//base?ref=v1, which check does not fetch without --kustomize-allow-remote): the files of overlays/remote are checked one by one",
-				"note: 5 kustomize patches not read on their own",
+				"note: 6 kustomize patches and inputs not read on their own",
 			},
 			notContains: []string{"DENY"},
 		},
@@ -108,6 +141,9 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 				if strings.Contains(all, not) {
 					t.Errorf("output has %q:\n%s", not, all)
 				}
+			}
+			if n := strings.Count(all, "WARN [nodepool-no-limits] base/nodepool.yaml"); n > 1 {
+				t.Errorf("the same finding is said %d times:\n%s", n, all)
 			}
 		})
 	}
