@@ -27,5 +27,8 @@ func TestKarpenterCrdInvalid(t *testing.T) {
 		{name: "kubelet-moved-explained-by-migration-rule", fires: 0, in: docs(class, strings.Replace(nodePool("tmpl-kubelet", "default", ""), "      requirements:", "      kubelet:\n        maxPods: 110\n      requirements:", 1))},
 		{name: "v1beta1-not-served", fires: 0, in: strings.Replace(nodePool("old", "default", ""), "karpenter.sh/v1\n", "karpenter.sh/v1beta1\n", 1)},
 		{name: "yaml-1.1-boolean-as-kubectl-reads-it", fires: 0, in: nodeClass("monitoring", baseSpec+"detailedMonitoring: yes\n")},
+		// Flux substitutes ${VAR} before applying: a value the schema refuses as written warns.
+		{name: "flux-variable-in-a-quantity", fires: 1, in: nodeClass("flux", baseSpec+"blockDeviceMappings:\n  - deviceName: /dev/xvda\n    ebs:\n      volumeSize: ${flux_karpenter_node_volume_size}\n      volumeType: gp3\n")},
+		{name: "flux-variable-where-any-string-goes", fires: 0, in: nodeClass("flux-tag", baseSpec+"tags:\n  environment: ${cluster_env}\n")},
 	})
 }
