@@ -186,7 +186,9 @@ func LoadFile(path string, knownRules []string) (*Config, error) {
 
 // Parse decodes and validates a configuration document over the defaults.
 func Parse(data []byte, knownRules []string) (*Config, error) {
-	if err := checkBudget(data); err != nil {
+	// yaml.v3 bounds aliases while it decodes the values too, but words a cycle without a line and an
+	// oversized document without saying where.
+	if err := yamlbudget.CheckStream(data); err != nil {
 		return nil, err
 	}
 	c := Default()
@@ -281,24 +283,6 @@ var (
 
 func validOwner(o string) bool {
 	return o == "amazon" || o == "self" || o == "aws-marketplace" || accountRE.MatchString(o)
-}
-
-// checkBudget refuses a configuration whose aliases expand past the YAML budget (package yamlbudget),
-// with the alias's line. yaml.v3 bounds aliases while it decodes the values too, but words a cycle
-// without a line and an oversized document without saying where; a syntax error is left to the
-// decoding, which reports it.
-func checkBudget(data []byte) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var budget yamlbudget.Budget
-	for {
-		var doc yaml.Node
-		if dec.Decode(&doc) != nil {
-			return nil
-		}
-		if err := budget.Check(&doc); err != nil {
-			return err
-		}
-	}
 }
 
 // emptyDocument reports whether a decoded YAML document holds nothing (only "---" or comments).

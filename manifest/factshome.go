@@ -24,51 +24,58 @@ func ancestorFactsHomes(path string) []string {
 	if path == Stdin {
 		return nil
 	}
-	info, err := os.Stat(path)
+	for _, dir := range ancestorDirs(path) {
+		if home := existingHome(dir); home != nil {
+			return home
+		}
+	}
+	return nil
+}
+
+// ancestorDirs returns the directories above a path given to the reader, nearest first, where what
+// applies to the path from above it is looked for: for a file, its directory and that directory's
+// parents; for a directory, its parents; up to the repository root (the first directory, from the path
+// up, that holds .git). Outside a repository: a file's own directory only, nothing for a directory, so
+// that a file in a home directory or /tmp is never picked up by accident.
+func ancestorDirs(p string) []string {
+	info, err := os.Stat(p)
 	if err != nil {
 		return nil
 	}
-	dir := path
 	if !info.IsDir() {
-		dir = filepath.Dir(path)
+		dirs, _ := upToRepository(filepath.Dir(p))
+		return dirs
 	}
-	if !isRepositoryRoot(dir) && !inRepository(dir) {
-		if info.IsDir() {
-			return nil // the walk looks in the directory itself
-		}
-		return existingHome(dir)
+	if isRepositoryRoot(p) {
+		return nil
 	}
-	first := info.IsDir() // a directory's own snapshot is the walk's
-	for {
-		if !first {
-			if home := existingHome(dir); home != nil {
-				return home
-			}
+	if dirs, ok := upToRepository(filepath.Join(p, "..")); ok {
+		return dirs
+	}
+	return nil
+}
+
+// upToRepository returns dir and its parents up to the repository root that holds it, nearest first,
+// and true; outside a repository, dir alone and false.
+func upToRepository(dir string) ([]string, bool) {
+	var dirs []string
+	for d := dir; ; {
+		dirs = append(dirs, d)
+		if isRepositoryRoot(d) {
+			return dirs, true
 		}
-		first = false
-		if isRepositoryRoot(dir) {
-			return nil
+		parent := filepath.Join(d, "..")
+		if same(parent, d) {
+			return []string{dir}, false
 		}
-		parent := filepath.Join(dir, "..")
-		if same(parent, dir) {
-			return nil
-		}
-		dir = parent
+		d = parent
 	}
 }
 
-// inRepository reports whether a directory is inside a repository: one of its ancestors holds .git.
+// inRepository reports whether a directory is inside a repository: it or one of its ancestors holds .git.
 func inRepository(dir string) bool {
-	for {
-		if isRepositoryRoot(dir) {
-			return true
-		}
-		parent := filepath.Join(dir, "..")
-		if same(parent, dir) {
-			return false
-		}
-		dir = parent
-	}
+	_, ok := upToRepository(dir)
+	return ok
 }
 
 func isRepositoryRoot(dir string) bool {

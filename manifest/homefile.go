@@ -16,23 +16,15 @@ func NearestHomeFile(path, name string) string {
 	if err != nil {
 		return ""
 	}
-	dir := path
-	if !info.IsDir() {
-		dir = filepath.Dir(path)
+	var dirs []string
+	if info.IsDir() {
+		dirs = append(dirs, path)
 	}
-	inRepo := inRepository(dir)
-	for {
+	for _, dir := range append(dirs, ancestorDirs(path)...) {
 		home := filepath.Join(dir, FactsHome, name)
 		if info, err := os.Stat(home); err == nil && info.Mode().IsRegular() {
 			return home
 		}
-		if !inRepo || isRepositoryRoot(dir) {
-			return ""
-		}
-		parent := filepath.Join(dir, "..")
-		if same(parent, dir) {
-			return ""
-		}
-		dir = parent
 	}
+	return ""
 }

@@ -319,53 +319,11 @@ func kustomizeReason(err error) string {
 	return err.Error()
 }
 
-// ancestorDirs returns the directories above a path given to Read, nearest first, up to the
-// repository root (the first holding .git); none outside a repository.
-func ancestorDirs(p string) []string {
-	info, err := os.Stat(p)
-	if err != nil {
-		return nil
-	}
-	dir := p
-	if !info.IsDir() {
-		dir = filepath.Dir(p)
-	} else if isRepositoryRoot(dir) {
-		return nil
-	} else {
-		dir = filepath.Join(dir, "..")
-	}
-	if !inRepository(dir) {
-		if !info.IsDir() {
-			return []string{dir}
-		}
-		return nil
-	}
-	var dirs []string
-	for {
-		dirs = append(dirs, dir)
-		if isRepositoryRoot(dir) {
-			return dirs
-		}
-		parent := filepath.Join(dir, "..")
-		if same(parent, dir) {
-			return dirs
-		}
-		dir = parent
-	}
-}
-
 // boundary returns the tree kustomize may read for a kustomization in dir: the repository that holds
 // dir (an overlay takes its base from beside it), else dir itself. Resolved, absolute.
 func boundary(dir string) (string, error) {
-	for d := dir; ; {
-		if isRepositoryRoot(d) {
-			return realPath(d)
-		}
-		parent := filepath.Join(d, "..")
-		if same(parent, d) {
-			break
-		}
-		d = parent
+	if dirs, ok := upToRepository(dir); ok {
+		return realPath(dirs[len(dirs)-1])
 	}
 	return realPath(dir)
 }

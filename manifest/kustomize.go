@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -310,24 +309,6 @@ func patchesLine(file string) int {
 	return 1
 }
 
-// checkKustomizeInput refuses a file kustomize reads whose YAML is over the budget (package
-// yamlbudget): kustomize expands every alias of the resources it reads (kyaml's DeAnchor) without
-// bound, and follows an alias inside its own anchor until the stack overflows. A file that is not YAML
-// is left to kustomize.
-func checkKustomizeInput(path string, data []byte) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var budget yamlbudget.Budget
-	for {
-		var doc yaml.Node
-		if dec.Decode(&doc) != nil {
-			return nil
-		}
-		if err := budget.Check(&doc); err != nil {
-			return budgetError(path, 0, err)
-		}
-	}
-}
-
 // kustomizationFile returns the kustomization file of a directory.
 func kustomizationFile(dir string) (string, error) {
 	info, err := os.Stat(dir)
@@ -425,10 +406,11 @@ func (f *guardedFS) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return data, err
 	}
-	// kustomize expands aliases (its DeAnchor) without bound: a file over the YAML budget never
-	// reaches it.
-	if err := checkKustomizeInput(displayPath(path), data); err != nil {
-		return nil, f.refuse(err)
+	// kustomize expands every alias of what it reads (kyaml's DeAnchor) without bound, and follows an
+	// alias inside its own anchor until the stack overflows: a file over the YAML budget never reaches
+	// it. A file that is not YAML is left to kustomize.
+	if err := yamlbudget.CheckStream(data); err != nil {
+		return nil, f.refuse(budgetError(displayPath(path), 0, err))
 	}
 	if !f.allowRemote && isKustomizationName(filepath.Base(path)) {
 		if url := remoteReference(data); url != "" {

@@ -171,16 +171,7 @@ func TestRepositoryRoot(t *testing.T) {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
 			}
 			all := out + stderr
-			for _, want := range tc.contains {
-				if !strings.Contains(all, want) {
-					t.Errorf("output lacks %q:\n%s", want, all)
-				}
-			}
-			for _, not := range tc.notContains {
-				if strings.Contains(all, not) {
-					t.Errorf("output has %q:\n%s", not, all)
-				}
-			}
+			checkOutput(t, all, tc.contains, tc.notContains)
 			if !tc.absolute && strings.Contains(all, root) {
 				t.Errorf("output names the temporary directory instead of paths relative to the repository:\n%s", all)
 			}
@@ -188,5 +179,20 @@ func TestRepositoryRoot(t *testing.T) {
 				golden.Compare(t, filepath.Join(goldenDir, tc.golden), out+"---\n"+stderr, *update)
 			}
 		})
+	}
+}
+
+// checkOutput fails the test when the output lacks one of contains or has one of notContains.
+func checkOutput(t *testing.T, all string, contains, notContains []string) {
+	t.Helper()
+	for _, want := range contains {
+		if !strings.Contains(all, want) {
+			t.Errorf("output lacks %q:\n%s", want, all)
+		}
+	}
+	for _, not := range notContains {
+		if strings.Contains(all, not) {
+			t.Errorf("output has %q:\n%s", not, all)
+		}
 	}
 }

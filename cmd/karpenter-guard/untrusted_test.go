@@ -132,16 +132,7 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
 			}
 			all := out + stderr
-			for _, want := range tc.contains {
-				if !strings.Contains(all, want) {
-					t.Errorf("output lacks %q:\n%s", want, all)
-				}
-			}
-			for _, not := range tc.notContains {
-				if strings.Contains(all, not) {
-					t.Errorf("output has %q:\n%s", not, all)
-				}
-			}
+			checkOutput(t, all, tc.contains, tc.notContains)
 			if n := strings.Count(all, "WARN [nodepool-no-limits] base/nodepool.yaml"); n > 1 {
 				t.Errorf("the same finding is said %d times:\n%s", n, all)
 			}

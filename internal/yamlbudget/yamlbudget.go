@@ -29,6 +29,7 @@
 package yamlbudget
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -103,6 +104,24 @@ type Budget struct {
 type extent struct {
 	nodes  int64
 	height int
+}
+
+// CheckStream parses every document of a YAML stream and returns an *Error for the first that is over
+// the budget, on its own or with the documents before it. A stream that does not parse is not its
+// business: from the first syntax error on, it returns nil and leaves the error to the reader that
+// decodes the stream.
+func CheckStream(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var b Budget
+	for {
+		var doc yaml.Node
+		if dec.Decode(&doc) != nil {
+			return nil
+		}
+		if err := b.Check(&doc); err != nil {
+			return err
+		}
+	}
 }
 
 // Check returns an *Error when doc (a document node, or any node of one) is over the budget on its own
