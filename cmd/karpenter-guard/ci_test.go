@@ -194,16 +194,7 @@ var (
 // script could inject shell), whose actions are pinned by tag, which verifies the archive it
 // downloads against the release checksums, and whose flags exist in the check command.
 func TestAction(t *testing.T) {
-	data, err := os.ReadFile("../../action.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a action
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil {
-		t.Fatalf("action.yml: %v", err)
-	}
+	a := readAction(t)
 	if a.Name == "" || a.Description == "" || a.Runs.Using != "composite" || len(a.Runs.Steps) == 0 {
 		t.Fatalf("action.yml: want a name, a description and composite steps: %+v", a)
 	}
