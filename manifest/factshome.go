@@ -72,12 +72,6 @@ func upToRepository(dir string) ([]string, bool) {
 	}
 }
 
-// inRepository reports whether a directory is inside a repository: it or one of its ancestors holds .git.
-func inRepository(dir string) bool {
-	_, ok := upToRepository(dir)
-	return ok
-}
-
 func isRepositoryRoot(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, ".git"))
 	return err == nil
@@ -85,7 +79,7 @@ func isRepositoryRoot(dir string) bool {
 
 func existingHome(dir string) []string {
 	home := filepath.Join(dir, FactsHome, FactsHomeFile)
-	if info, err := os.Stat(home); err == nil && info.Mode().IsRegular() {
+	if regularInside(home) {
 		return []string{home}
 	}
 	return nil

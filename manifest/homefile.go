@@ -21,8 +21,7 @@ func NearestHomeFile(path, name string) string {
 		dirs = append(dirs, path)
 	}
 	for _, dir := range append(dirs, ancestorDirs(path)...) {
-		home := filepath.Join(dir, FactsHome, name)
-		if info, err := os.Stat(home); err == nil && info.Mode().IsRegular() {
+		if home := filepath.Join(dir, FactsHome, name); regularInside(home) {
 			return home
 		}
 	}

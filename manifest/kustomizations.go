@@ -257,12 +257,40 @@ func (r Reader) renderInto(ctx context.Context, set *Set, k kustomization, all [
 		return
 	}
 	rendered := &Set{Sources: map[string][]byte{}, FactsHomes: slices.Clone(set.FactsHomes)}
-	sources, err := r.addKustomization(ctx, rendered, k.dir)
-	if err != nil {
-		set.Notes = append(set.Notes, fmt.Sprintf("%s not rendered (%s): the files of %s are checked one by one", k.dir, kustomizeReason(err), k.dir))
+	tree := ""
+	if w.root != "" {
+		tree = w.real
+	}
+	sources, err := r.addKustomization(ctx, rendered, k.dir, tree)
+	var ke *KustomizeError
+	var remote *RemoteError
+	switch {
+	case err == nil:
+	case errors.As(err, &remote):
+		set.Notes = append(set.Notes, fmt.Sprintf("%s not rendered: %s names the remote resource %s, which check does not fetch without --kustomize-allow-remote; "+
+			"the files of %s are checked one by one, and its patches not at all (they are checked only in what kustomize renders)", k.dir, remote.File, remote.URL, k.dir))
+		return
+	case errors.As(err, &ke) && ke.Refused:
+		// What check refuses to read (YAML over the budget, a file out of the repository, too many
+		// loads) is an input error, as it is for the files check reads itself.
+		var at Error
+		if errors.As(ke.Err, &at) {
+			set.Errors = append(set.Errors, at)
+		} else {
+			set.Errors = append(set.Errors, Error{File: k.file, Message: "kustomize build " + k.dir + ": " + ke.Err.Error()})
+		}
+		return
+	default:
+		set.Notes = append(set.Notes, fmt.Sprintf("%s not rendered (%s): the files of %s are checked one by one, and its patches not at all (they are checked only in what kustomize renders)", k.dir, kustomizeReason(err), k.dir))
 		return
 	}
 	set.Rendered = append(set.Rendered, k.dir)
+	if set.buildSources == nil {
+		set.buildSources = map[string][]string{}
+	}
+	for b, files := range rendered.buildSources {
+		set.buildSources[b] = files
+	}
 	for _, f := range sources {
 		covered[filepath.Clean(f)] = true
 	}
@@ -308,10 +336,6 @@ func (r Reader) renderInto(ctx context.Context, set *Set, k kustomization, all [
 
 // kustomizeReason words why a kustomization under a directory was not rendered, for a note.
 func kustomizeReason(err error) string {
-	var remote *RemoteError
-	if errors.As(err, &remote) {
-		return fmt.Sprintf("it names the remote resource %s, which check does not fetch without --kustomize-allow-remote", remote.URL)
-	}
 	var ke *KustomizeError
 	if errors.As(err, &ke) {
 		return fmt.Sprintf("kustomize cannot build it: `karpenter-guard check -k %s` shows kustomize's error", ke.Dir)
@@ -319,35 +343,123 @@ func kustomizeReason(err error) string {
 	return err.Error()
 }
 
-// boundary returns the tree kustomize may read for a kustomization in dir: the repository that holds
-// dir (an overlay takes its base from beside it), else dir itself. Resolved, absolute.
-func boundary(dir string) (string, error) {
+// boundary returns the tree kustomize may read for a kustomization in dir, resolved and absolute:
+// the repository that holds dir (an overlay takes its base from beside it); outside a repository (a
+// tarball, a CI checkout without .git), tree when given (the directory -f walks), else the working
+// directory when dir is below it, else dir itself.
+func boundary(dir, tree string) (string, error) {
 	if dirs, ok := upToRepository(dir); ok {
 		return realPath(dirs[len(dirs)-1])
+	}
+	if tree != "" {
+		return realPath(tree)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if abs, err := filepath.Abs(dir); err == nil && within(wd, abs) {
+			return realPath(wd)
+		}
 	}
 	return realPath(dir)
 }
 
-// linkInside checks a file named on the command line: a symbolic link is read only when it leads to
-// a file of the repository that holds it (else of its own directory), so that a link committed in a
-// pull request cannot make a check read, and print, the runner's files.
-func linkInside(p string) error {
-	info, err := os.Lstat(p)
-	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+// insideTree checks a path given on the command line, file or directory: one that symbolic links
+// (itself or a directory on its way) lead out of the repository that holds it is refused, so that a
+// link committed in a pull request cannot make a check read, and print, the runner's files. Outside a
+// repository a named file may lead no further than its own directory's tree, a named directory is its
+// own tree.
+func insideTree(p string) error {
+	abs, err := filepath.Abs(p)
+	if err != nil {
 		return nil
 	}
 	target, err := realPath(p)
 	if err != nil {
-		return fmt.Errorf("cannot read: symbolic link to %s, which does not exist", linkText(p))
+		if info, lerr := os.Lstat(p); lerr == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("cannot read: symbolic link to %s, which does not exist", linkText(p))
+		}
+		return nil // the read says what is wrong
 	}
-	tree, err := boundary(filepath.Dir(p))
+	if target == abs {
+		return nil // no link on the way
+	}
+	info, err := os.Stat(target)
 	if err != nil {
-		return fmt.Errorf("cannot read: %w", unwrapPath(err))
+		return nil
 	}
-	if !within(tree, target) {
-		return fmt.Errorf("symbolic link to %s, outside %s: not read (name the file it points to, if you mean it)", linkText(p), displayDir(filepath.Dir(p), tree))
+	dir := abs
+	if !info.IsDir() {
+		dir = filepath.Dir(abs)
 	}
-	return nil
+	dirs, inRepo := upToRepository(dir)
+	var tree string
+	switch {
+	case inRepo:
+		tree, err = realPath(dirs[len(dirs)-1])
+	case info.IsDir():
+		return nil
+	default:
+		tree, err = realPath(dir)
+	}
+	if err != nil || within(tree, target) {
+		return nil
+	}
+	where := displayDir(dir, tree)
+	if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("symbolic link to %s, outside %s: not read (name the file it points to, if you mean it)", linkText(p), where)
+	}
+	return fmt.Errorf("leads through a symbolic link to %s, outside %s: not read (name the path it points to, if you mean it)", target, where)
+}
+
+// WritableInside checks a file check is asked to write (--report-file, facts export -o): its directory
+// may not lead, through symbolic links, out of the repository that holds it, so that a directory link
+// committed in a pull request cannot turn the write into one of a file elsewhere. Outside a repository
+// nothing is checked: the path is the caller's own. A link at the file itself is fix.ReplaceFile's to
+// refuse.
+func WritableInside(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(abs)
+	dirs, inRepo := upToRepository(dir)
+	if !inRepo {
+		return nil
+	}
+	realDir, err := realPath(dir)
+	if err != nil {
+		return nil // the write says the directory does not exist
+	}
+	tree, err := realPath(dirs[len(dirs)-1])
+	if err != nil || within(tree, realDir) {
+		return nil
+	}
+	return fmt.Errorf("its directory %s leads through a symbolic link to %s, outside the repository: karpenter-guard does not write there", filepath.Dir(path), realDir)
+}
+
+// regularInside reports whether p is a regular file, or a symbolic link to one inside the tree that
+// holds p (boundary): the files check finds by itself (a facts home, a GuardConfig, an ignore file) are
+// never read through a link out of the repository.
+func regularInside(p string) bool {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if info.Mode().IsRegular() {
+		return true
+	}
+	if info.Mode()&fs.ModeSymlink == 0 {
+		return false
+	}
+	target, err := realPath(p)
+	if err != nil {
+		return false
+	}
+	tree, err := boundary(filepath.Dir(p), "")
+	if err != nil || !within(tree, target) {
+		return false
+	}
+	ti, err := os.Stat(target)
+	return err == nil && ti.Mode().IsRegular()
 }
 
 // displayDir names the boundary for a message: the repository root relative to dir when it can.

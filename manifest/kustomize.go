@@ -1,9 +1,11 @@
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -31,6 +33,10 @@ const originAnnotation = "config.kubernetes.io/origin"
 type KustomizeError struct {
 	Dir string
 	Err error
+	// Refused is set when check itself refused what the kustomization reads (a remote resource, a
+	// file outside the repository, YAML over the budget, too many loads), rather than kustomize failing
+	// to build it.
+	Refused bool
 }
 
 func (e *KustomizeError) Error() string {
@@ -55,12 +61,13 @@ func (e *KustomizeError) Unwrap() error { return e.Err }
 // dir (else of dir), never through a link out of it, and a kustomization naming a remote resource,
 // base or component (an http(s) or git URL) is refused before anything is fetched: a *RemoteError.
 func (r Reader) AddKustomization(ctx context.Context, set *Set, dir string) error {
-	_, err := r.addKustomization(ctx, set, dir)
+	_, err := r.addKustomization(ctx, set, dir, "")
 	return err
 }
 
 // addKustomization is AddKustomization that also returns the files the rendered objects came from.
-func (r Reader) addKustomization(ctx context.Context, set *Set, dir string) ([]string, error) {
+// tree, when not "", is the tree kustomize may read outside a repository (see boundary).
+func (r Reader) addKustomization(ctx context.Context, set *Set, dir, tree string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -74,13 +81,19 @@ func (r Reader) addKustomization(ctx context.Context, set *Set, dir string) ([]s
 	}
 	fsys := &guardedFS{FileSystem: filesys.MakeFsOnDisk(), kustomization: abs, max: r.max(), allowRemote: r.AllowRemote}
 	if !r.AllowRemote {
-		if fsys.tree, err = boundary(dir); err != nil {
+		if fsys.tree, err = boundary(dir, tree); err != nil {
 			return nil, &KustomizeError{Dir: dir, Err: err}
 		}
 	}
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
+	// kustomize is given the absolute path: a relative one that reads as a git URL
+	// (github.com/org/repo, git@host:repo, a directory a repository may well hold) it would clone.
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &KustomizeError{Dir: dir, Err: err}
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, absDir)
 	if fsys.refused != nil {
-		return nil, &KustomizeError{Dir: dir, Err: fsys.refused}
+		return nil, &KustomizeError{Dir: dir, Err: fsys.refused, Refused: true}
 	}
 	if err != nil {
 		return nil, &KustomizeError{Dir: dir, Err: err}
@@ -141,6 +154,10 @@ func (r Reader) addKustomization(ctx context.Context, set *Set, dir string) ([]s
 		set.addOthers(others)
 		set.Errors = append(set.Errors, errs...)
 	}
+	if set.buildSources == nil {
+		set.buildSources = map[string][]string{}
+	}
+	set.buildSources[kustFile] = files
 	return files, nil
 }
 
@@ -348,8 +365,21 @@ type guardedFS struct {
 	max         int64
 	allowRemote bool
 
+	// reads and kustomizations count the files and the kustomizations kustomize read: a tree of
+	// overlays that each include two others (a diamond) makes kustomize load and render exponentially
+	// many, so one build may read at most maxReads files and maxKustomizations kustomizations.
+	reads, kustomizations int
+
 	refused error
 }
+
+// The most files and kustomizations one build may read: far above any real repository (a build reads
+// a kustomization and its files once per path that includes it), far below what keeps a run busy for
+// long.
+const (
+	maxReads          = 20000
+	maxKustomizations = 1000
+)
 
 // RemoteError is a kustomization that names a remote resource while remote resources are not allowed.
 type RemoteError struct {
@@ -396,6 +426,13 @@ func (f *guardedFS) ReadFile(path string) ([]byte, error) {
 	if err := f.check(path); err != nil {
 		return nil, err
 	}
+	f.reads++
+	if isKustomizationName(filepath.Base(path)) {
+		f.kustomizations++
+	}
+	if f.reads > maxReads || f.kustomizations > maxKustomizations {
+		return nil, f.refuse(fmt.Errorf("the build reads more than %d files or %d kustomizations (overlays that each include others, over and over): kustomize would take hours; check each overlay with -k", maxReads, maxKustomizations))
+	}
 	var data []byte
 	var err error
 	if f.allowRemote {
@@ -412,8 +449,14 @@ func (f *guardedFS) ReadFile(path string) ([]byte, error) {
 	if err := yamlbudget.CheckStream(data); err != nil {
 		return nil, f.refuse(budgetError(displayPath(path), 0, err))
 	}
-	if !f.allowRemote && isKustomizationName(filepath.Base(path)) {
-		if url := remoteReference(data); url != "" {
+	if !f.allowRemote {
+		url := ""
+		if isKustomizationName(filepath.Base(path)) {
+			url = remoteReference(data)
+		} else {
+			url = pluginRemoteReference(data)
+		}
+		if url != "" {
 			return nil, f.refuse(&RemoteError{File: displayPath(path), URL: url})
 		}
 	}
@@ -574,6 +617,50 @@ func displayPath(path string) string {
 		return path
 	}
 	return rel
+}
+
+// pluginRemoteReference returns the first remote URL a builtin plugin's configuration names (a file
+// listed under generators, transformers or validators: PatchTransformer's path, ConfigMapGenerator's
+// files, ReplacementTransformer's path, ...), where kustomize would fetch it; "" when there is none.
+// Only documents of apiVersion builtin are plugin configurations kustomize runs (other plugins are off),
+// and only single-line strings are paths: an inline patch's text is not fetched.
+func pluginRemoteReference(data []byte) string {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc map[string]any
+		if dec.Decode(&doc) != nil {
+			return ""
+		}
+		if doc["apiVersion"] != "builtin" {
+			continue
+		}
+		if url := remoteString(doc); url != "" {
+			return url
+		}
+	}
+}
+
+// remoteString returns the first single-line string in v that isRemote calls remote.
+func remoteString(v any) string {
+	switch v := v.(type) {
+	case string:
+		if !strings.ContainsAny(v, "\n ") && isRemote(v) {
+			return v
+		}
+	case []any:
+		for _, it := range v {
+			if url := remoteString(it); url != "" {
+				return url
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if url := remoteString(v[k]); url != "" {
+				return url
+			}
+		}
+	}
+	return ""
 }
 
 // configMapArgs gives secret generators' sources the shape of config map generators'.

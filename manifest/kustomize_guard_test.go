@@ -3,6 +3,7 @@ package manifest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -181,5 +182,112 @@ func TestIsRemote(t *testing.T) {
 		if got := isRemote(ref); got != want {
 			t.Errorf("isRemote(%q) = %v, want %v", ref, got, want)
 		}
+	}
+}
+
+// fakeGit puts a git first on PATH that records each call in a file, and returns that file: a check
+// must never run git.
+func fakeGit(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	calls := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\necho \"$@\" >> " + calls + "\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+// TestKustomizeDirectoryNamedLikeAURL: a directory a repository holds whose relative path reads as a
+// git URL (github.com/org/repo, git@host:org/repo) is built from disk, never cloned: kustomize is given
+// absolute paths. Found under a walked directory and named with -k alike.
+func TestKustomizeDirectoryNamedLikeAURL(t *testing.T) {
+	calls := fakeGit(t)
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"github.com/org/repo", "git@127.0.0.1:org/repo"} {
+		writeFiles(t, repo, map[string]string{
+			dir + "/kustomization.yaml": "resources: [pool.yaml]\n",
+			dir + "/pool.yaml":          named("NodePool", "pool"),
+		})
+	}
+	t.Chdir(repo)
+	set := readWithin(t, Reader{Kustomize: true, Render: true}, ".")
+	if len(set.Rendered) != 2 || len(set.Objects) != 2 || len(set.Errors) != 0 {
+		t.Errorf("rendered %v, %d objects, errors %v: want both directories built from disk", set.Rendered, len(set.Objects), set.Errors)
+	}
+	for _, dir := range []string{"github.com/org/repo", "git@127.0.0.1:org/repo"} {
+		if err := (Reader{}).AddKustomization(context.Background(), &Set{}, dir); err != nil {
+			t.Errorf("-k %s: %v", dir, err)
+		}
+	}
+	if data, err := os.ReadFile(calls); err == nil {
+		t.Errorf("git was run: %s", data)
+	}
+}
+
+// TestKustomizePluginConfigNeverFetches: a builtin plugin's configuration listed under transformers
+// or generators names files kustomize GETs over http (PatchTransformer's path, ConfigMapGenerator's
+// files): refused before any request, naming the configuration file and the URL.
+func TestKustomizePluginConfigNeverFetches(t *testing.T) {
+	url, requests := loopback(t)
+	for name, config := range map[string]string{
+		"transformers": "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npath: " + url + "/patch.yaml\ntarget: {kind: NodePool}\n",
+		"generators":   "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: c}\nfiles:\n- " + url + "/file.txt\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"kustomization.yaml": "resources: [pool.yaml]\n" + name + ": [plugin.yaml]\n",
+				"pool.yaml":          named("NodePool", "pool"),
+				"plugin.yaml":        config,
+			})
+			err := (Reader{}).AddKustomization(context.Background(), &Set{}, dir)
+			var remote *RemoteError
+			if !errors.As(err, &remote) || !strings.HasSuffix(remote.File, "plugin.yaml") || !strings.HasPrefix(remote.URL, url) || requests.Load() != 0 {
+				t.Fatalf("error = %v after %d requests: want plugin.yaml's URL refused before any request", err, requests.Load())
+			}
+		})
+	}
+}
+
+// TestKustomizeBudgetAsKyamlSplits: a bomb behind a "---#" line, which yaml.v3 reads as text and
+// kustomize's kyaml as a separator, is refused at its line before kustomize expands it.
+func TestKustomizeBudgetAsKyamlSplits(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---#\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a0: &a0 lol\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&bomb, "  a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 9), ","))
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"kustomization.yaml": "resources: [bomb.yaml]\n", "bomb.yaml": bomb.String()})
+	err := (Reader{}).AddKustomization(context.Background(), &Set{}, dir)
+	var ke *KustomizeError
+	if !errors.As(err, &ke) || !ke.Refused || !strings.Contains(err.Error(), "bomb.yaml:") || !strings.Contains(err.Error(), "YAML aliases expand") {
+		t.Fatalf("error = %v, want bomb.yaml refused at its line", err)
+	}
+}
+
+// TestKustomizeDiamondIsBounded: overlays that each include the two below them make kustomize load
+// the bottom 2^n times; a build that reads more kustomizations than any real repository does is
+// refused instead of running for hours.
+func TestKustomizeDiamondIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	const levels = 14
+	files := map[string]string{".git/HEAD": "ref: refs/heads/main\n"}
+	for _, side := range []string{"x", "y"} {
+		files[fmt.Sprintf("%s%d/kustomization.yaml", side, levels)] = "resources: [cm.yaml]\n"
+		files[fmt.Sprintf("%s%d/cm.yaml", side, levels)] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + side + "}\n"
+		for i := 0; i < levels; i++ {
+			files[fmt.Sprintf("%s%d/kustomization.yaml", side, i)] = fmt.Sprintf("namePrefix: %s%d-\nresources: [../x%d, ../y%d]\n", side, i, i+1, i+1)
+		}
+	}
+	writeFiles(t, dir, files)
+	err := (Reader{}).AddKustomization(context.Background(), &Set{}, filepath.Join(dir, "x0"))
+	if err == nil || !strings.Contains(err.Error(), "kustomizations (overlays that each include others, over and over)") {
+		t.Fatalf("error = %v, want the build refused for reading too many kustomizations", err)
 	}
 }

@@ -92,6 +92,8 @@ type Set struct {
 
 	// scopes holds, for the objects kustomize rendered, the kustomization file built: see ScopeFile.
 	scopes map[*objects.Object]string
+	// buildSources holds, for each kustomization built, the files its objects came from: see Apart.
+	buildSources map[string][]string
 	// budget bounds what the aliases of every document read into the set may expand to, together.
 	budget yamlbudget.Budget
 }
@@ -111,6 +113,25 @@ func (s *Set) ScopeFile(o *objects.Object) string {
 // EC2NodeClass); objects of different builds (two overlays of one base) never see each other.
 func (s *Set) Build(o *objects.Object) string {
 	return s.scopes[o]
+}
+
+// Apart reports whether two builds (Build) are deployed apart: they render objects from a common
+// source file, as two overlays of one base do, each for its own cluster. Builds of disjoint files (a
+// kustomization of EC2NodeClasses beside one of NodePools) may be deployed together.
+func (s *Set) Apart(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return false
+	}
+	files := map[string]bool{}
+	for _, f := range s.buildSources[a] {
+		files[filepath.Clean(f)] = true
+	}
+	for _, f := range s.buildSources[b] {
+		if files[filepath.Clean(f)] {
+			return true
+		}
+	}
+	return false
 }
 
 // Reader reads manifests.
@@ -158,6 +179,10 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 			set.Add(Source{Path: "<stdin>", Data: data})
 			continue
 		}
+		if err := insideTree(p); err != nil {
+			set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
+			continue
+		}
 		w := walk{exclude: r.Exclude, factsHome: r.FactsHome}
 		err := w.expand(p)
 		set.Charts = append(set.Charts, w.charts...)
@@ -169,12 +194,6 @@ func (r Reader) Read(ctx context.Context, paths []string) *Set {
 			continue
 		}
 		files := w.files
-		if w.root == "" { // a file given by name
-			if err := linkInside(p); err != nil {
-				set.Errors = append(set.Errors, Error{File: p, Message: err.Error()})
-				continue
-			}
-		}
 		var homes []string
 		if r.FactsHome {
 			homes = append(w.homes, ancestorFactsHomes(p)...)

@@ -81,7 +81,9 @@ func (w *walk) expand(root string) error {
 		return fmt.Errorf("cannot read: %w", unwrapPath(err))
 	}
 	ignorePath := filepath.Join(root, IgnoreFile)
-	if data, err := readRegular(ignorePath, DefaultMaxFileSize); err == nil {
+	if _, err := os.Lstat(ignorePath); err == nil && !regularInside(ignorePath) {
+		w.errs = append(w.errs, Error{File: ignorePath, Message: "not read: not a regular file, or a symbolic link out of the repository; write the ignore file itself"})
+	} else if data, err := readRegular(ignorePath, DefaultMaxFileSize); err == nil {
 		w.ignore, w.errs = ParseIgnore(ignorePath, data)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		w.errs = append(w.errs, Error{File: ignorePath, Message: "cannot read: " + unwrapPath(err).Error()})
@@ -148,7 +150,7 @@ func (w *walk) dir(p string) error {
 	}
 	if w.factsHome {
 		home := filepath.Join(p, FactsHome, FactsHomeFile)
-		if info, err := os.Lstat(home); err == nil && info.Mode().IsRegular() {
+		if regularInside(home) {
 			w.homes = append(w.homes, home)
 		}
 	}
@@ -158,13 +160,17 @@ func (w *walk) dir(p string) error {
 // link handles a symbolic link below the root: followed to a regular manifest file inside the tree,
 // listed as unread otherwise.
 func (w *walk) link(p string) {
+	// A link out of the tree is judged by its text alone: whether, and what, a file outside the tree
+	// is, is none of the run's business (a note that said so would let a pull request probe the
+	// runner). It is listed when named like a manifest, and otherwise ignored like any other file.
 	target, err := realPath(p)
-	if err != nil {
+	if err != nil || !within(w.real, target) {
 		switch {
-		case !w.lexicallyInside(p):
-			// Whether a file outside the tree exists is none of the run's business.
-			w.unread = append(w.unread, Unread{Path: p, Kind: UnreadLink,
-				Reason: fmt.Sprintf("symbolic link to %s, outside %s: not followed", linkText(p), w.root)})
+		case err == nil || !w.lexicallyInside(p):
+			if isManifestName(p) {
+				w.unread = append(w.unread, Unread{Path: p, Kind: UnreadLink,
+					Reason: fmt.Sprintf("symbolic link to %s, outside %s: not followed", linkText(p), w.root)})
+			}
 		case isManifestName(p):
 			w.errs = append(w.errs, Error{File: p, Message: "cannot read: symbolic link to " + linkText(p) + ", which does not exist"})
 		}
@@ -175,11 +181,6 @@ func (w *walk) link(p string) {
 		return
 	}
 	switch {
-	case !within(w.real, target):
-		if info.IsDir() || isManifestName(p) {
-			w.unread = append(w.unread, Unread{Path: p, Kind: UnreadLink,
-				Reason: fmt.Sprintf("symbolic link to %s, outside %s: not followed", linkText(p), w.root)})
-		}
 	case info.IsDir():
 		w.unread = append(w.unread, Unread{Path: p, Kind: UnreadLink,
 			Reason: "symbolic link to a directory: not followed (give the directory itself with -f)"})

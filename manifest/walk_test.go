@@ -11,9 +11,10 @@ import (
 )
 
 // TestWalkStaysInTheTree: a directory walk reads a symbolic link only when it leads to a regular file
-// inside the directory given; a link out of it (a pull request's way to make CI read the runner's
-// files), a link to a directory, a FIFO and a link to /dev/stdin are listed as not read with the reason,
-// and none of them blocks the walk.
+// inside the directory given; a link out of it named like a manifest (a pull request's way to make CI
+// read the runner's files), a link to a directory inside, a FIFO and a link to /dev/stdin are listed as
+// not read with the reason, and none of them blocks the walk. Other links out of the tree are ignored
+// alike, whether their target exists or not, is a file or a directory: nothing tells what is outside.
 func TestWalkStaysInTheTree(t *testing.T) {
 	outside := t.TempDir()
 	writeFiles(t, outside, map[string]string{"secret.yaml": named("NodePool", "from-outside")})
@@ -32,6 +33,7 @@ func TestWalkStaysInTheTree(t *testing.T) {
 		"stdin.yaml":      "/dev/stdin",
 		"gone.yaml":       filepath.Join(outside, "no-such-key"),
 		"not-a-manifest":  filepath.Join(outside, "secret.yaml"),
+		"probe-missing":   filepath.Join(outside, "no-such-file"),
 		"shared/up.yml":   "../ok.yaml",
 		"shared/loop.yml": "loop.yml",
 	}
@@ -62,7 +64,6 @@ func TestWalkStaysInTheTree(t *testing.T) {
 		"out.yaml":     "symlink: symbolic link to " + filepath.Join(outside, "secret.yaml") + ", outside " + repo + ": not followed",
 		"out-rel.yaml": "symlink: symbolic link to ../" + filepath.Base(outside) + "/secret.yaml, outside " + repo + ": not followed",
 		"linked-dir":   "symlink: symbolic link to a directory: not followed (give the directory itself with -f)",
-		"outside-dir":  "symlink: symbolic link to " + outside + ", outside " + repo + ": not followed",
 		"stdin.yaml":   "", // resolves outside the tree (/proc/...) or to a device: either way not read
 		"pipe.yaml":    "special: a FIFO, not a regular file: not read",
 		// A link out of the tree to nothing is not followed either: whether it exists is not asked.
@@ -192,5 +193,54 @@ func TestWalkRootItself(t *testing.T) {
 	}
 	if len(set.Errors) != 0 {
 		t.Errorf("errors %v", set.Errors)
+	}
+}
+
+// TestFilesFoundFromAboveStayInTheRepository: a directory named with -f that leads through a link out
+// of its repository is refused, and the files check finds by itself (the snapshot and the GuardConfig
+// in .karpenter-guard, the ignore file) are never read through a link out of it: with them linked to a
+// file outside, the run neither reads nor prints it.
+func TestFilesFoundFromAboveStayInTheRepository(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{
+		"clusters/pool.yaml": named("NodePool", "outside"),
+		"secret.yaml":        "apiVersion: karpenter-guard.io/v1alpha1\nkind: ClusterFacts\n",
+	})
+	repo := t.TempDir()
+	writeFiles(t, repo, map[string]string{".git/HEAD": "x\n", "manifests/pool.yaml": named("NodePool", "pool")})
+	for name, target := range map[string]string{
+		"clusters":                          filepath.Join(outside, "clusters"),
+		".karpenter-guard":                  "", // made below
+		"manifests/.karpenter-guard-ignore": filepath.Join(outside, "secret.yaml"),
+	} {
+		if target == "" {
+			continue
+		}
+		if err := os.Symlink(target, filepath.Join(repo, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".karpenter-guard"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FactsHomeFile, "config.yaml"} {
+		if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(repo, ".karpenter-guard", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	set := readWithin(t, Reader{FactsHome: true}, filepath.Join(repo, "clusters"))
+	if len(set.Objects) != 0 || len(set.Errors) != 1 || !strings.Contains(set.Errors[0].Message, ", outside the repository (") {
+		t.Errorf("linked directory: %d objects, errors %v: want it refused", len(set.Objects), set.Errors)
+	}
+	set = readWithin(t, Reader{FactsHome: true}, filepath.Join(repo, "manifests"))
+	if len(set.FactsHomes) != 0 {
+		t.Errorf("facts homes %v read through a link out of the repository", set.FactsHomes)
+	}
+	if len(set.Errors) != 1 || !strings.Contains(set.Errors[0].Message, "symbolic link out of the repository") {
+		t.Errorf("errors %v: want the linked ignore file refused", set.Errors)
+	}
+	if home := NearestHomeFile(filepath.Join(repo, "manifests"), "config.yaml"); home != "" {
+		t.Errorf("GuardConfig %s found through a link out of the repository", home)
 	}
 }

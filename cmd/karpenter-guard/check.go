@@ -190,6 +190,9 @@ func runCheck(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *chec
 			if err := fix.CheckReplaceable(p); err != nil {
 				return fixRefused(p, err)
 			}
+			if err := manifest.WritableInside(p); err != nil {
+				return fmt.Errorf("--fix: %s: %w: nothing was written", p, err)
+			}
 		}
 		for _, p := range paths {
 			if err := writeFile(p, outcome.Files[p]); err != nil {

@@ -158,6 +158,9 @@ func checkOutFile(path string) error {
 	if err := fix.CheckReplaceable(path); err != nil {
 		return outFileError(path, err)
 	}
+	if err := manifest.WritableInside(path); err != nil {
+		return fmt.Errorf("facts export -o %s: %w", path, err)
+	}
 	if dir := filepath.Dir(path); dir != "." {
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 			return fmt.Errorf("facts export -o %s: the directory %s does not exist: create it first", path, dir)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/karpenter-guard/karpenter-guard/fix"
+	"github.com/karpenter-guard/karpenter-guard/manifest"
 	"github.com/karpenter-guard/karpenter-guard/report"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
@@ -76,6 +77,9 @@ func parseReportOptions(g *globalOptions) (report.FailOn, []reportFile, error) {
 		}
 		if err := fix.CheckReplaceable(path); err != nil {
 			return "", nil, reportFileError(path, err)
+		}
+		if err := manifest.WritableInside(path); err != nil {
+			return "", nil, fmt.Errorf("--report-file %s: %w", path, err)
 		}
 		files = append(files, reportFile{format: format, path: path})
 	}

@@ -139,18 +139,21 @@ func (e *evaluator) evaluate(set *manifest.Set) (validators.Result, []manifest.E
 		}
 		groups[i] = append(groups[i], o)
 	}
-	// Objects of one kustomization build are deployed together: a build's references resolve to its own
-	// objects and to plain files (applied beside it), never to another build's (two overlays of one
-	// base go to different clusters). A plain file's resolve to anything in the input, as they always
-	// have: which build it is applied with is not known, and a reference is never called missing for
-	// want of knowing.
+	// Objects of one kustomization build are deployed together. A build's references resolve to its own
+	// objects, plain files and the builds it may be deployed with, never to a build deployed apart from
+	// it (two overlays of one base go to different clusters: set.Apart). A plain file's resolve to
+	// anything in the input, as they always have: which build it is applied with is not known, and a
+	// reference is never called missing for want of knowing.
 	inputs := map[string][]*objects.Object{"": set.Objects}
 	for _, o := range set.Objects {
-		if b := set.Build(o); b != "" {
-			if inputs[b] == nil {
-				inputs[b] = plainObjects(set)
+		b := set.Build(o)
+		if _, done := inputs[b]; done {
+			continue
+		}
+		for _, other := range set.Objects {
+			if !set.Apart(b, set.Build(other)) {
+				inputs[b] = append(inputs[b], other)
 			}
-			inputs[b] = append(inputs[b], o)
 		}
 	}
 	var res validators.Result
@@ -234,15 +237,4 @@ func withoutRepeats(res validators.Result) validators.Result {
 	}
 	res.Skipped = skipped
 	return res
-}
-
-// plainObjects returns the objects of the set read from files as they are, not rendered by kustomize.
-func plainObjects(set *manifest.Set) []*objects.Object {
-	var plain []*objects.Object
-	for _, o := range set.Objects {
-		if set.Build(o) == "" {
-			plain = append(plain, o)
-		}
-	}
-	return plain
 }

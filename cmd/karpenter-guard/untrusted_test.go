@@ -109,13 +109,29 @@ func TestGitOpsRootWithPatches(t *testing.T) {
 			notContains: []string{"DENY", "rendered"},
 		},
 		{
+			name: "kustomizations of classes and of pools beside each other resolve each other", args: []string{"check", "-f", "."}, code: 0,
+			edits: map[string]string{
+				"split/classes/kustomization.yaml": "resources: [class.yaml]\n",
+				"split/classes/class.yaml":         "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: split-class\nspec:\n  role: KarpenterNodeRole-prod-eks\n  amiSelectorTerms: [{alias: al2023@v20251112}]\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod-eks}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod-eks}}]\n",
+				"split/pools/kustomization.yaml":   "resources: [pool.yaml]\n",
+				"split/pools/pool.yaml":            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: split-pool\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: split-class}\n      requirements: []\n      expireAfter: 720h\n  limits: {cpu: \"10\"}\n",
+			},
+			contains:    []string{"4 kustomizations rendered"},
+			notContains: []string{"nodepool-nodeclass-missing"},
+		},
+		{
+			name: "a patch over the YAML budget is an input error", args: []string{"check", "-f", "."}, code: 2,
+			edits:    map[string]string{"overlays/prod/nodeclass-tags.yaml": "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: production\nspec:\n  tags: &b {<<: *b}\n"},
+			contains: []string{"overlays/prod/nodeclass-tags.yaml:6: alias *b is inside the value of its own anchor"},
+		},
+		{
 			name: "a remote base is not fetched", args: []string{"check", "-f", "."}, code: 0,
 			edits: map[string]string{
 				"overlays/remote/kustomization.yaml": "resources:\n- " + url + "/org/repo.git//base?ref=v1\n- ../../base\npatches:\n- path: limits.yaml\n",
 				"overlays/remote/limits.yaml":        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: production\nspec:\n  limits:\n    cpu: \"8\"\n",
 			},
 			contains: []string{
-				"note: overlays/remote not rendered (it names the remote resource " + url + "/org/repo.git//base?ref=v1, which check does not fetch without --kustomize-allow-remote): the files of overlays/remote are checked one by one",
+				"note: overlays/remote not rendered: overlays/remote/kustomization.yaml names the remote resource " + url + "/org/repo.git//base?ref=v1, which check does not fetch without --kustomize-allow-remote; the files of overlays/remote are checked one by one, and its patches not at all",
 				"note: 6 kustomize patches and inputs not read on their own",
 			},
 			notContains: []string{"DENY"},
@@ -270,6 +286,15 @@ func TestFixAndReportFileNeverWriteThroughALink(t *testing.T) {
 	if got, _ := os.ReadFile(victim); string(got) != string(v1beta1) {
 		t.Errorf("--report-file wrote through the link to %s", victim)
 	}
+
+	// A directory link on the way out of the repository is refused too.
+	if err := os.Symlink(outside, filepath.Join(root, "reports")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = cli(t, "", "check", "-f", "base", "--report-file", "sarif=reports/out.sarif")
+	if _, err := os.Stat(filepath.Join(outside, "out.sarif")); code != 2 || err == nil || !strings.Contains(out+stderr, "leads through a symbolic link to "+outside+", outside the repository") {
+		t.Errorf("--report-file through a linked directory: exit %d, written: %v\n%s%s", code, err == nil, out, stderr)
+	}
 }
 
 func mustAbs(t *testing.T, p string) string {
@@ -279,4 +304,19 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// TestGitOpsRootWithoutGit: a checkout without .git (a tarball, a CI checkout of the files alone) still
+// renders its overlays: kustomize may read the tree walked, or the working directory for -k.
+func TestGitOpsRootWithoutGit(t *testing.T) {
+	root := copyRepositoryFrom(t, gitopsPatches, map[string]string{"overlays/prod/nodepool-limits.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: production\nspec:\n  limits:\n    cpu: lots\n"})
+	if err := os.RemoveAll(filepath.Join(root, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check", "-f", "."}, {"check", "-k", "overlays/prod"}} {
+		code, out, stderr := cli(t, "", args...)
+		if code != 1 || !strings.Contains(out, "DENY [karpenter-crd-invalid] overlays/prod/kustomization.yaml:5 spec.limits.cpu") {
+			t.Errorf("%v: exit %d, want the patched pool refused\n%s%s", args, code, out, stderr)
+		}
+	}
 }

@@ -30,9 +30,12 @@ package yamlbudget
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -107,10 +110,55 @@ type extent struct {
 }
 
 // CheckStream parses every document of a YAML stream and returns an *Error for the first that is over
-// the budget, on its own or with the documents before it. A stream that does not parse is not its
-// business: from the first syntax error on, it returns nil and leaves the error to the reader that
-// decodes the stream.
+// the budget, on its own or with the documents before it. It reads the stream twice: as yaml.v3 splits
+// it into documents, and as kustomize's kyaml does (at every line that starts with "---", whatever
+// follows: "---#" is a separator to kyaml and text to yaml.v3), so that no document escapes the
+// budget in one reading and reaches the other. A piece that does not parse is not its business: it is
+// left to the reader that decodes it, which reports the syntax error.
 func CheckStream(data []byte) error {
+	if err := checkDocuments(data); err != nil {
+		return err
+	}
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	cuts := kyamlSeparator.FindAllStringIndex(text, -1)
+	if len(cuts) == 0 {
+		return nil
+	}
+	var b Budget
+	start := 0
+	for i := 0; i <= len(cuts); i++ {
+		end := len(text)
+		if i < len(cuts) {
+			end = cuts[i][0]
+		}
+		offset := strings.Count(text[:start], "\n") // lines before the piece
+		dec := yaml.NewDecoder(strings.NewReader(text[start:end]))
+		for {
+			var doc yaml.Node
+			if dec.Decode(&doc) != nil {
+				break
+			}
+			if err := b.Check(&doc); err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					e.Line += offset
+				}
+				return err
+			}
+		}
+		if i < len(cuts) {
+			start = cuts[i][1]
+		}
+	}
+	return nil
+}
+
+// kyamlSeparator is where kyaml cuts a stream into documents (its splitDocuments).
+var kyamlSeparator = regexp.MustCompile(`\n---.*\n`)
+
+// checkDocuments checks the documents of a stream as yaml.v3 reads them, up to the first that does
+// not parse.
+func checkDocuments(data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var b Budget
 	for {

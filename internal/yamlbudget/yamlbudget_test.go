@@ -207,3 +207,35 @@ func BenchmarkCheckList(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckStreamAsKustomizeSplitsIt: kyaml cuts a stream at every line starting with "---", "---#"
+// included, where yaml.v3 sees text; a bomb behind such a line is over the budget in kustomize's
+// reading, so CheckStream refuses it, at its line in the stream. A stream without such a line is
+// checked once, as yaml.v3 reads it.
+func TestCheckStreamAsKustomizeSplitsIt(t *testing.T) {
+	head := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n"
+	for _, tc := range []struct {
+		name   string
+		stream string
+		line   int // 0: within the budget
+	}{
+		{"plain separator", head + "---\n" + laughs(9, 9), 15},
+		{"separator with a comment glued on", head + "---#\n" + laughs(9, 9), 15},
+		{"separator with text after it", head + "--- # x\n" + laughs(9, 9), 15},
+		{"CRLF line ends", strings.ReplaceAll(head+"---#\n"+laughs(9, 9), "\n", "\r\n"), 15},
+		{"within the budget", head + "---#\n" + laughs(2, 3), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckStream([]byte(tc.stream))
+			var e *Error
+			switch {
+			case tc.line == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.line != 0 && !errors.As(err, &e):
+				t.Fatalf("error = %v, want the bomb refused", err)
+			case tc.line != 0 && e.Line != tc.line:
+				t.Errorf("line %d, want %d: %v", e.Line, tc.line, err)
+			}
+		})
+	}
+}
