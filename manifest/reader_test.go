@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // writeFiles creates files (slash-separated paths relative to dir) with their content.
@@ -290,5 +291,19 @@ func TestSetAdd(t *testing.T) {
 	}
 	if len(s.Sources) != 3 || string(s.Sources["b.yaml"]) != "kind: [\n" {
 		t.Errorf("sources %v", s.Sources)
+	}
+}
+
+// readWithin reads paths, failing the test if reading blocks (a FIFO or a terminal opened).
+func readWithin(t *testing.T, r Reader, paths ...string) *Set {
+	t.Helper()
+	done := make(chan *Set, 1)
+	go func() { done <- r.Read(context.Background(), paths) }()
+	select {
+	case set := <-done:
+		return set
+	case <-time.After(20 * time.Second):
+		t.Fatal("reading blocked: a FIFO or a device was opened")
+		return nil
 	}
 }
