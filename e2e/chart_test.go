@@ -226,6 +226,10 @@ func TestChartLintAndTemplate(t *testing.T) {
 		{"unknown log level", []string{"--set", "clusterName=c", "--set", "logLevel=verbose"}, "at '/logLevel': value must be one of"},
 		{"ServiceMonitor on the node's network", []string{"--set", "clusterName=c", "--set", "hostNetwork=true", "--set", "metrics.serviceMonitor.enabled=true"},
 			"metrics.serviceMonitor.enabled with hostNetwork: on the node's network the metrics listen on 127.0.0.1 only"},
+		{"alerts without the ServiceMonitor they select", []string{"--set", "clusterName=c", "--set", "metrics.prometheusRule.enabled=true"},
+			"metrics.prometheusRule.enabled without metrics.serviceMonitor.enabled: the alerts select the job the chart's ServiceMonitor scrapes"},
+		{"alerts on the node's network", []string{"--set", "clusterName=c", "--set", "hostNetwork=true", "--set", "metrics.prometheusRule.enabled=true"},
+			"metrics.prometheusRule.enabled without metrics.serviceMonitor.enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := helm(t, append([]string{"template", "karpenter-guard", chartDir, "-n", "karpenter-guard"}, tc.args...)...)
@@ -661,6 +665,11 @@ func TestChartNeverBlocksADrain(t *testing.T) {
 			}
 			if kept >= replicas {
 				t.Errorf("the budget keeps %d of %d replicas: no eviction is ever allowed", kept, replicas)
+			}
+			// Replicas that are not ready must not hold a drain up: with IfHealthyBudget (the default),
+			// two crash-looping replicas would make the node undrainable.
+			if p := pdb.Spec.UnhealthyPodEvictionPolicy; p == nil || *p != policyv1.AlwaysAllow {
+				t.Errorf("unhealthyPodEvictionPolicy %v, want AlwaysAllow", p)
 			}
 			if !labelsSelect(pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Labels) {
 				t.Errorf("the budget selects %v, the pods are labelled %v", pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Labels)
