@@ -96,7 +96,7 @@ func TestCallsPerDistinctQuestion(t *testing.T) {
 		"eks:DescribeCluster":                1,
 		"eks:ListAccessEntries":              1,
 		"eks:DescribeAccessEntry":            5,         // one per role
-		"iam:GetRole":                        5 + 1,     // one per role, and the permission probe
+		"iam:GetRole":                        5 + 1 + 1, // one per role, the permission probe, and the controller's for reading its policies
 		"iam:GetInstanceProfile":             1,         // the probe: spec.role names roles, not profiles
 		"ssm:GetParameter":                   4,         // pinned and recommended alias × 2 architectures (no rule needs the probe)
 		"ec2:DescribeImages":                 2 + 1 + 1, // the 2 images all four parameters name, the name term, and the probe

@@ -3,6 +3,7 @@ package fakeaws_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -59,6 +60,19 @@ func full(t *testing.T) *facts.ClusterFacts {
 
 const controller = "arn:aws:iam::111122223333:role/KarpenterController-prod-eks"
 
+// The node role's policy and permissions boundary in full's world (withNodePolicies), which the
+// reading of a role's policies returns.
+const (
+	nodePolicy         = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ec2:DescribeInstances","Resource":"*"}]}`
+	nodeBoundaryPolicy = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"ec2:*","Resource":"*"}]}`
+	nodeBoundary       = "arn:aws:iam::111122223333:policy/KarpenterNodeRole-prod-eks-boundary"
+)
+
+// withNodePolicies gives full's node role a policy and a permissions boundary.
+func withNodePolicies() fakeaws.Option {
+	return fakeaws.WithPolicies(fakeaws.Policies{principal: {Policies: []string{nodePolicy}, PermissionsBoundary: nodeBoundaryPolicy}})
+}
+
 // calls makes one successful call of every operation against the production snapshot.
 var calls = map[string]func(context.Context, clients) error{
 	"eks:DescribeCluster": func(ctx context.Context, c clients) error {
@@ -80,6 +94,45 @@ var calls = map[string]func(context.Context, clients) error{
 	"eks:DescribePodIdentityAssociation": func(ctx context.Context, c clients) error {
 		_, err := c.eks.DescribePodIdentityAssociation(ctx, &eks.DescribePodIdentityAssociationInput{ClusterName: aws.String("prod-eks"),
 			AssociationId: aws.String(fakeaws.AssociationID("prod-eks", "kube-system", "karpenter"))})
+		return err
+	},
+	"iam:ListRolePolicies": func(ctx context.Context, c clients) error {
+		out, err := c.iam.ListRolePolicies(ctx, &iam.ListRolePoliciesInput{RoleName: aws.String("KarpenterNodeRole-prod-eks")})
+		if err == nil && (len(out.PolicyNames) != 1 || out.PolicyNames[0] != "policy-1") {
+			err = fmt.Errorf("policy names %q, want [policy-1]", out.PolicyNames)
+		}
+		return err
+	},
+	"iam:GetRolePolicy": func(ctx context.Context, c clients) error {
+		out, err := c.iam.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String("KarpenterNodeRole-prod-eks"), PolicyName: aws.String("policy-1")})
+		if err == nil {
+			if doc, _ := url.QueryUnescape(aws.ToString(out.PolicyDocument)); doc != nodePolicy {
+				err = fmt.Errorf("document %q, want the node role's policy", doc)
+			}
+		}
+		return err
+	},
+	"iam:ListAttachedRolePolicies": func(ctx context.Context, c clients) error {
+		out, err := c.iam.ListAttachedRolePolicies(ctx, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String("KarpenterNodeRole-prod-eks")})
+		if err == nil && len(out.AttachedPolicies) != 0 {
+			err = fmt.Errorf("attached policies %v, want none", out.AttachedPolicies)
+		}
+		return err
+	},
+	"iam:GetPolicy": func(ctx context.Context, c clients) error {
+		out, err := c.iam.GetPolicy(ctx, &iam.GetPolicyInput{PolicyArn: aws.String(nodeBoundary)})
+		if err == nil && aws.ToString(out.Policy.DefaultVersionId) != "v1" {
+			err = fmt.Errorf("default version %q, want v1", aws.ToString(out.Policy.DefaultVersionId))
+		}
+		return err
+	},
+	"iam:GetPolicyVersion": func(ctx context.Context, c clients) error {
+		out, err := c.iam.GetPolicyVersion(ctx, &iam.GetPolicyVersionInput{PolicyArn: aws.String(nodeBoundary), VersionId: aws.String("v1")})
+		if err == nil {
+			if doc, _ := url.QueryUnescape(aws.ToString(out.PolicyVersion.Document)); doc != nodeBoundaryPolicy {
+				err = fmt.Errorf("document %q, want the boundary", doc)
+			}
+		}
 		return err
 	},
 	"iam:SimulatePrincipalPolicy": func(ctx context.Context, c clients) error {
@@ -185,7 +238,7 @@ var faultShapes = map[string]map[string]struct {
 }
 
 func TestEveryOperationServed(t *testing.T) {
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	for _, op := range fakeaws.Operations {
 		call, ok := calls[op]
 		if !ok {
@@ -203,7 +256,7 @@ func TestEveryOperationServed(t *testing.T) {
 func TestFaultShapes(t *testing.T) {
 	ctx := context.Background()
 	faults := map[string]fakeaws.Fault{"throttle": {Throttle: true}, "denied": {AccessDenied: true}, "500": {Status: 500}, "503": {Status: 503}}
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	for _, op := range fakeaws.Operations {
 		svc, name, _ := strings.Cut(op, ":")
 		for kind, f := range faults {
@@ -231,7 +284,7 @@ func TestFaultShapes(t *testing.T) {
 }
 
 func TestDeniedNamesTheResource(t *testing.T) {
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	for op, resource := range map[string]string{
 		"iam:GetRole":                        " on resource: arn:aws:iam::111122223333:role/KarpenterNodeRole-prod-eks because",
 		"iam:GetInstanceProfile":             " on resource: arn:aws:iam::111122223333:instance-profile/KarpenterNodeInstanceProfile-prod-eks because",
@@ -253,7 +306,7 @@ func TestDeniedNamesTheResource(t *testing.T) {
 }
 
 func TestLatencyAndHangHonourTheDeadline(t *testing.T) {
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	for _, op := range []string{"eks:DescribeCluster", "iam:GetRole", "sts:GetCallerIdentity", "ec2:DescribeImages", "ssm:GetParameter"} {
 		for name, f := range map[string]fakeaws.Fault{"hang": {Hang: true}, "latency": {Latency: time.Hour}, "latency then error": {Latency: time.Hour, Throttle: true}} {
 			t.Run(op+"/"+name, func(t *testing.T) {
@@ -286,7 +339,7 @@ func TestLatencyAndHangHonourTheDeadline(t *testing.T) {
 // then answers normally; a client that gives up first gets its own deadline, not an answer.
 func TestSlowEndpoint(t *testing.T) {
 	const latency = 40 * time.Millisecond
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	srv.Inject("*", fakeaws.Fault{Latency: latency})
 	for _, op := range fakeaws.Operations {
 		t.Run(op, func(t *testing.T) {
@@ -309,7 +362,7 @@ func TestSlowEndpoint(t *testing.T) {
 // TestUnavailable: an operation the endpoint does not serve answers HTTP 404 with no AWS error code, in
 // every service's protocol; the SDK's retryer does not retry it, and it is no service's "not found".
 func TestUnavailable(t *testing.T) {
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	notFound := []string{"NoSuchEntity", "ResourceNotFoundException", "ParameterNotFound"}
 	for _, op := range fakeaws.Operations {
 		t.Run(op, func(t *testing.T) {
@@ -364,7 +417,7 @@ func TestShutdownReleasesHangs(t *testing.T) {
 
 func TestFaultCountAndRetries(t *testing.T) {
 	ctx := context.Background()
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 
 	// Count: the first N requests fail, then the operation recovers.
 	srv.Inject("iam:GetRole", fakeaws.Fault{Throttle: true, Count: 2})
@@ -420,7 +473,7 @@ func TestFaultCountAndRetries(t *testing.T) {
 
 func TestFaultPrecedenceAndClear(t *testing.T) {
 	ctx := context.Background()
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	srv.Inject("*", fakeaws.Fault{AccessDenied: true})
 	srv.Inject("ec2:*", fakeaws.Fault{Throttle: true})
 	srv.Inject("ec2:DescribeImages", fakeaws.Fault{Status: 500})
@@ -439,7 +492,7 @@ func TestFaultPrecedenceAndClear(t *testing.T) {
 
 func TestCallCounter(t *testing.T) {
 	ctx := context.Background()
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	for range 3 {
 		_ = calls["ec2:DescribeImages"](ctx, c)
 	}
@@ -459,7 +512,7 @@ func TestCallCounter(t *testing.T) {
 
 func TestConcurrentFaultsAndCounts(t *testing.T) {
 	ctx := context.Background()
-	srv, c := start(t, full(t))
+	srv, c := start(t, full(t), withNodePolicies())
 	srv.Inject("iam:GetRole", fakeaws.Fault{Throttle: true, Count: 10})
 	var wg sync.WaitGroup
 	var mu sync.Mutex

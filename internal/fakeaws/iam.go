@@ -94,8 +94,8 @@ func writeXML(w http.ResponseWriter, status int, v any) error {
 	return err
 }
 
-// iamAPI serves GetRole, GetInstanceProfile, ListInstanceProfilesForRole and SimulatePrincipalPolicy
-// (simulate.go).
+// iamAPI serves GetRole, GetInstanceProfile, ListInstanceProfilesForRole, SimulatePrincipalPolicy
+// (simulate.go) and the reading of a role's policies (rolepolicies.go).
 type iamAPI struct{}
 
 type iamRole struct {
@@ -108,6 +108,7 @@ type iamRole struct {
 	// decode it).
 	AssumeRolePolicyDocument string `xml:",omitempty"`
 	MaxSessionDuration       int
+	PermissionsBoundary      *iamBoundary `xml:",omitempty"`
 }
 
 type iamInstanceProfile struct {
@@ -123,7 +124,8 @@ type iamInstanceProfile struct {
 var iamNameRE = regexp.MustCompile(`^[\w+=,.@-]+$`)
 
 func (iamAPI) parse(r *request) error {
-	return queryOperation(r, "GetRole", "GetInstanceProfile", "ListInstanceProfilesForRole", "SimulatePrincipalPolicy")
+	return queryOperation(r, "GetRole", "GetInstanceProfile", "ListInstanceProfilesForRole", "SimulatePrincipalPolicy",
+		"ListRolePolicies", "GetRolePolicy", "ListAttachedRolePolicies", "GetPolicy", "GetPolicyVersion")
 }
 
 func (a iamAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
@@ -165,6 +167,16 @@ func (a iamAPI) serve(w http.ResponseWriter, r *request, wd *world) error {
 		return a.listProfilesForRole(w, r, wd)
 	case "SimulatePrincipalPolicy":
 		return a.simulatePrincipalPolicy(w, r, wd)
+	case "ListRolePolicies":
+		return a.listRolePolicies(w, r, wd)
+	case "GetRolePolicy":
+		return a.getRolePolicy(w, r, wd)
+	case "ListAttachedRolePolicies":
+		return a.listAttachedRolePolicies(w, r, wd)
+	case "GetPolicy":
+		return a.getPolicy(w, r, wd)
+	case "GetPolicyVersion":
+		return a.getPolicyVersion(w, r, wd)
 	}
 	return fmt.Errorf("iam: unhandled operation %s", r.op)
 }
@@ -229,13 +241,19 @@ func noSuchRole(name string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: "NoSuchEntity", message: "The role with name " + name + " cannot be found."}
 }
 
-// findRole looks a role up by name as IAM does: names are unique case-insensitively.
+// findRole looks a role up by name as IAM does: names are unique case-insensitively. A role given
+// policies (WithPolicies) exists too, though the snapshot's roles do not list it.
 func findRole(wd *world, name string) (facts.Role, bool) {
 	if wd.cf.Roles != nil {
 		for _, r := range *wd.cf.Roles {
 			if strings.EqualFold(r.Name, name) {
 				return r, true
 			}
+		}
+	}
+	for a := range wd.policies {
+		if kind, n := principalName(a); kind == "role" && strings.EqualFold(n, name) {
+			return facts.Role{Name: n, ARN: a}, true
 		}
 	}
 	return facts.Role{}, false
@@ -251,7 +269,7 @@ func iamRoleOf(wd *world, r facts.Role) iamRole {
 		path = iamPath(arn, r.Name)
 	}
 	return iamRole{Path: path, RoleName: r.Name, RoleID: uniqueID("AROA", arn), Arn: arn, CreateDate: isoTime(r.CreateDate),
-		AssumeRolePolicyDocument: rfc3986Escape(r.AssumeRolePolicyDocument), MaxSessionDuration: 3600}
+		AssumeRolePolicyDocument: rfc3986Escape(r.AssumeRolePolicyDocument), MaxSessionDuration: 3600, PermissionsBoundary: boundaryOfRole(wd, arn)}
 }
 
 // rfc3986Escape percent-encodes a policy document as IAM returns it: everything but the unreserved
@@ -302,7 +320,7 @@ func (iamAPI) fail(w http.ResponseWriter, r *request, e *apiError) {
 
 func (iamAPI) resource(r *request, wd *world) string {
 	switch r.op {
-	case "GetRole", "ListInstanceProfilesForRole":
+	case "GetRole", "ListInstanceProfilesForRole", "ListRolePolicies", "GetRolePolicy", "ListAttachedRolePolicies":
 		if role, ok := findRole(wd, r.Form.Get("RoleName")); ok && role.ARN != "" {
 			return role.ARN
 		}
@@ -311,6 +329,8 @@ func (iamAPI) resource(r *request, wd *world) string {
 		return wd.arn("iam", "", wd.account, "instance-profile/"+r.Form.Get("InstanceProfileName"))
 	case "SimulatePrincipalPolicy":
 		return r.Form.Get("PolicySourceArn")
+	case "GetPolicy", "GetPolicyVersion":
+		return r.Form.Get("PolicyArn")
 	}
 	return ""
 }

@@ -41,6 +41,7 @@ import (
 type policyDoc struct {
 	id         string // SourcePolicyId in MatchedStatements
 	sourceType string // SourcePolicyType
+	text       string // the document as given, which GetRolePolicy and GetPolicyVersion return
 	statements []statement
 }
 
@@ -125,7 +126,7 @@ func init() {
 // parsePolicy parses a policy document as IAM would accept it for an identity policy, and reports what
 // the evaluator cannot model as an error rather than answer wrongly.
 func parsePolicy(id, sourceType, doc string) (*policyDoc, error) {
-	p := &policyDoc{id: id, sourceType: sourceType}
+	p := &policyDoc{id: id, sourceType: sourceType, text: doc}
 	dec := json.NewDecoder(strings.NewReader(doc))
 	var top struct {
 		Version   string

@@ -7,7 +7,8 @@
 //   - IAM and STS, query protocol with XML replies: GetRole, GetInstanceProfile,
 //     ListInstanceProfilesForRole, GetCallerIdentity (iam.go), SimulatePrincipalPolicy (simulate.go),
 //     which answers from the snapshot's simulations or evaluates the identity policies given with
-//     WithPolicies (policy.go);
+//     WithPolicies (policy.go), and the reading of those policies: ListRolePolicies, GetRolePolicy,
+//     ListAttachedRolePolicies, GetPolicy, GetPolicyVersion (rolepolicies.go);
 //   - EC2, EC2 query protocol with <item> lists and EC2 filters: DescribeImages, DescribeSubnets,
 //     DescribeRouteTables, DescribeSecurityGroups, and the account's EBS encryption by default,
 //     GetEbsEncryptionByDefault and GetEbsDefaultKmsKeyId (ec2.go), and DescribeVpcAttribute,
@@ -224,6 +225,7 @@ var Operations = []string{
 	"eks:DescribeCluster", "eks:ListAccessEntries", "eks:DescribeAccessEntry",
 	"eks:ListPodIdentityAssociations", "eks:DescribePodIdentityAssociation",
 	"iam:GetRole", "iam:GetInstanceProfile", "iam:ListInstanceProfilesForRole", "iam:SimulatePrincipalPolicy",
+	"iam:ListRolePolicies", "iam:GetRolePolicy", "iam:ListAttachedRolePolicies", "iam:GetPolicy", "iam:GetPolicyVersion",
 	"sts:GetCallerIdentity",
 	"ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups",
 	"ec2:GetEbsEncryptionByDefault", "ec2:GetEbsDefaultKmsKeyId",

@@ -35,6 +35,9 @@ type world struct {
 	simulations map[string]*facts.Simulation
 	// principals are the ARNs SimulatePrincipalPolicy knows.
 	principals map[string]bool
+	// tabled are the principals the simulations section answers for: their answers are a table, not
+	// the consequence of documents, so the fake cannot show their policies.
+	tabled map[string]bool
 	// associations are the cluster's Pod Identity associations (nil: unknown).
 	associations []podIdentityAssociation
 }
@@ -87,6 +90,10 @@ func (wd *world) derivePrincipals() {
 		for i := range *cf.Simulations {
 			sim := &(*cf.Simulations)[i]
 			wd.principals[sim.Principal] = true
+			if wd.tabled == nil {
+				wd.tabled = map[string]bool{}
+			}
+			wd.tabled[sim.Principal] = true
 			if k := sim.Question().Key(); wd.simulations[k] == nil {
 				wd.simulations[k] = sim
 			}

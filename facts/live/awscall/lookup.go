@@ -41,6 +41,9 @@ type Question struct {
 	Name func() string
 	// MaxAge, when set, refuses an answer older than that, although it has not expired.
 	MaxAge time.Duration
+	// TTL, when set, keeps a positive answer that long instead of the cache's TTL: for answers whose
+	// key changes when what they depend on changes (a simulation keyed by the policies' digest).
+	TTL time.Duration
 }
 
 // Fetch asks AWS a question: its answer, whether that says "does not exist" (kept for the negative
@@ -53,11 +56,15 @@ type Fetch[T any] func(ctx context.Context) (v T, negative bool, err error)
 // context a question without an answer at hand, which asks nothing and answers facts.NotAtHand.
 func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Question, fetch Fetch[T]) (T, error) {
 	var zero T
-	action, budget := q.Action, c.Budget // all the fetch needs: a small closure, made on every lookup
+	action, budget, ttl := q.Action, c.Budget, q.TTL // all the fetch needs: a small closure, made on every lookup
 	l, err := Get(ctx, answers, q.Fact, q.Action+" "+q.Key, q.MaxAge, func(ctx context.Context) (cache.Answer[T], error) {
 		v, negative, err := fetch(ctx)
 		if err == nil {
-			return cache.Answer[T]{Value: v, Negative: negative}, nil
+			a := cache.Answer[T]{Value: v, Negative: negative}
+			if !negative {
+				a.TTL = ttl
+			}
+			return a, nil
 		}
 		var w Worded
 		if !errors.As(err, &w) {

@@ -22,6 +22,12 @@ type API interface {
 	GetRole(context.Context, *iam.GetRoleInput, ...func(*iam.Options)) (*iam.GetRoleOutput, error)
 	GetInstanceProfile(context.Context, *iam.GetInstanceProfileInput, ...func(*iam.Options)) (*iam.GetInstanceProfileOutput, error)
 	SimulatePrincipalPolicy(context.Context, *iam.SimulatePrincipalPolicyInput, ...func(*iam.Options)) (*iam.SimulatePrincipalPolicyOutput, error)
+	// The reading of a role's policies (policies.go).
+	ListRolePolicies(context.Context, *iam.ListRolePoliciesInput, ...func(*iam.Options)) (*iam.ListRolePoliciesOutput, error)
+	GetRolePolicy(context.Context, *iam.GetRolePolicyInput, ...func(*iam.Options)) (*iam.GetRolePolicyOutput, error)
+	ListAttachedRolePolicies(context.Context, *iam.ListAttachedRolePoliciesInput, ...func(*iam.Options)) (*iam.ListAttachedRolePoliciesOutput, error)
+	GetPolicy(context.Context, *iam.GetPolicyInput, ...func(*iam.Options)) (*iam.GetPolicyOutput, error)
+	GetPolicyVersion(context.Context, *iam.GetPolicyVersionInput, ...func(*iam.Options)) (*iam.GetPolicyVersionOutput, error)
 }
 
 // probeName names no role or instance profile that exists, inside the resources the shipped IAM
@@ -30,12 +36,20 @@ const probeName = "karpenter-guard-permission-probe"
 
 // Provider answers the IAM facts (facts.Roles, facts.InstanceProfiles, facts.Simulations) through its
 // own caches. Close it to stop the fetches in flight.
+//
+// Simulations are shared between rows that differ only in context values no policy of the principal
+// tells apart (policies.go): the simulator is asked once per distinct answer, not once per object.
 type Provider struct {
 	api         API
 	caller      awscall.Caller
 	roles       *cache.Cache[*facts.Role]
 	profiles    *cache.Cache[*facts.InstanceProfile]
 	simulations *cache.Cache[simulated]
+	// policies are what principals' policies test of the request context (policies.go); versions
+	// are managed policies' documents by ARN and version, which never change.
+	policies *cache.Cache[*contextTests]
+	versions *cache.Cache[string]
+	shared   *representatives
 
 	probes       map[facts.Fact]awscall.Probe
 	probeAnswers *cache.Cache[bool]
@@ -49,6 +63,9 @@ func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 		roles:       cache.New[*facts.Role](opts),
 		profiles:    cache.New[*facts.InstanceProfile](opts),
 		simulations: cache.New[simulated](opts),
+		policies:    cache.New[*contextTests](opts),
+		versions:    cache.New[string](versionOptions(opts)),
+		shared:      newRepresentatives(),
 		probes: map[facts.Fact]awscall.Probe{
 			facts.Roles: {Action: "iam:GetRole", Ask: func(ctx context.Context) error {
 				_, err := api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(probeName)})
@@ -68,6 +85,8 @@ func (p *Provider) Close() {
 	p.roles.Close()
 	p.profiles.Close()
 	p.simulations.Close()
+	p.policies.Close()
+	p.versions.Close()
 	p.probeAnswers.Close()
 }
 

@@ -2,6 +2,7 @@ package iam
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,10 +27,12 @@ type simulated struct {
 	verdicts    []verdict
 }
 
-// verdict is the simulator's answer to one question; a decision of "" is no answer.
+// verdict is the simulator's answer to one question; a decision of "" is no answer. organization is
+// set when it is a denial of the organization's policies (service control policies).
 type verdict struct {
-	decision string
-	missing  []string
+	decision     string
+	missing      []string
+	organization bool
 }
 
 // result keys a verdict by what the simulator names it by: the action (lower-case, as IAM compares
@@ -45,10 +48,7 @@ func (p *Provider) Simulate(ctx context.Context, row facts.SimulationRow) ([]fac
 	if len(qs) == 0 {
 		return []facts.Simulation{}, nil
 	}
-	q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: row.Digest(), Name: func() string { return rowName(row) }}
-	sim, err := awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
-		return p.simulate(ctx, row, qs)
-	})
+	sim, err := p.simulateShared(ctx, row, qs)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +64,37 @@ func (p *Provider) Simulate(ctx context.Context, row facts.SimulationRow) ([]fac
 		out[i] = q.Answer(v.decision, slices.Clone(v.missing))
 	}
 	return out, nil
+}
+
+// simulateShared answers row from the simulation of the row it shares its answers with (sharedRow),
+// when the principal's policies can be read; else, or when the organization's policies denied the
+// shared row (which the reading cannot see), from the simulation of row itself.
+func (p *Provider) simulateShared(ctx context.Context, row facts.SimulationRow, qs []facts.SimulationQuestion) (simulated, error) {
+	name := func() string { return rowName(row) }
+	if len(row.Context) > 0 {
+		tests, err := p.policyTests(ctx, row.Principal)
+		if errors.Is(err, facts.ErrNotAtHand) {
+			return simulated{}, err
+		}
+		if shared, usable, changed := p.sharedRow(row, tests); usable {
+			q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: "shared " + tests.digest + " " + shared.Digest(), Name: name, TTL: sharedTTL}
+			sim, err := awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
+				return p.simulate(ctx, shared, qs)
+			})
+			if err != nil || !changed || !sim.organizationDenied() {
+				return sim, err
+			}
+		}
+	}
+	q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: row.Digest(), Name: name}
+	return awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
+		return p.simulate(ctx, row, qs)
+	})
+}
+
+// organizationDenied reports whether the organization's policies denied any question of the row.
+func (s simulated) organizationDenied() bool {
+	return slices.ContainsFunc(s.verdicts, func(v verdict) bool { return v.organization })
 }
 
 // simulate asks the simulator about row, whose questions are qs.
@@ -100,12 +131,13 @@ func (p *Provider) simulate(ctx context.Context, row facts.SimulationRow, qs []f
 // both are read.
 func record(results map[result]verdict, r types.EvaluationResult) {
 	action := strings.ToLower(aws.ToString(r.EvalActionName))
+	org := r.OrganizationsDecisionDetail != nil && !r.OrganizationsDecisionDetail.AllowedByOrganizations
 	if len(r.ResourceSpecificResults) == 0 {
-		results[result{action, aws.ToString(r.EvalResourceName)}] = verdict{decision: decision(r.EvalDecision), missing: r.MissingContextValues}
+		results[result{action, aws.ToString(r.EvalResourceName)}] = verdict{decision: decision(r.EvalDecision), missing: r.MissingContextValues, organization: org}
 		return
 	}
 	for _, rr := range r.ResourceSpecificResults {
-		results[result{action, aws.ToString(rr.EvalResourceName)}] = verdict{decision: decision(rr.EvalResourceDecision), missing: rr.MissingContextValues}
+		results[result{action, aws.ToString(rr.EvalResourceName)}] = verdict{decision: decision(rr.EvalResourceDecision), missing: rr.MissingContextValues, organization: org}
 	}
 }
 

@@ -96,6 +96,27 @@ func (s *stub) SimulatePrincipalPolicy(_ context.Context, in *awsiam.SimulatePri
 	return &out, nil
 }
 
+// The stub's policies cannot be read: every row is simulated as written.
+func (s *stub) ListRolePolicies(context.Context, *awsiam.ListRolePoliciesInput, ...func(*awsiam.Options)) (*awsiam.ListRolePoliciesOutput, error) {
+	return nil, &smithy.GenericAPIError{Code: "AccessDenied"}
+}
+
+func (s *stub) GetRolePolicy(context.Context, *awsiam.GetRolePolicyInput, ...func(*awsiam.Options)) (*awsiam.GetRolePolicyOutput, error) {
+	return nil, &smithy.GenericAPIError{Code: "AccessDenied"}
+}
+
+func (s *stub) ListAttachedRolePolicies(context.Context, *awsiam.ListAttachedRolePoliciesInput, ...func(*awsiam.Options)) (*awsiam.ListAttachedRolePoliciesOutput, error) {
+	return nil, &smithy.GenericAPIError{Code: "AccessDenied"}
+}
+
+func (s *stub) GetPolicy(context.Context, *awsiam.GetPolicyInput, ...func(*awsiam.Options)) (*awsiam.GetPolicyOutput, error) {
+	return nil, &smithy.GenericAPIError{Code: "AccessDenied"}
+}
+
+func (s *stub) GetPolicyVersion(context.Context, *awsiam.GetPolicyVersionInput, ...func(*awsiam.Options)) (*awsiam.GetPolicyVersionOutput, error) {
+	return nil, &smithy.GenericAPIError{Code: "AccessDenied"}
+}
+
 func result(action, resource string, d types.PolicyEvaluationDecisionType, missing ...string) types.EvaluationResult {
 	return types.EvaluationResult{EvalActionName: aws.String(action), EvalResourceName: aws.String(resource), EvalDecision: d, MissingContextValues: missing}
 }
