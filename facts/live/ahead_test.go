@@ -96,7 +96,8 @@ func review(p facts.Provider, objs []*objects.Object) validators.Result {
 }
 
 // TestAskAheadConcurrentAndBounded: a cold review through the live provider asks its questions several
-// at a time, never more than facts.AskLimit at once, makes exactly the AWS calls the rules asking one
+// at a time, never more than facts.AskLimit at once but for the reading of a role's policies (three
+// requests together, one by one too), makes exactly the AWS calls the rules asking one
 // at a time make, and reaches the same verdicts.
 func TestAskAheadConcurrentAndBounded(t *testing.T) {
 	cf := decode(t, world)
@@ -134,11 +135,15 @@ func TestAskAheadConcurrentAndBounded(t *testing.T) {
 	if len(ahead.res.NotEvaluated) > 0 {
 		t.Fatalf("not evaluated: %+v", ahead.res.NotEvaluated)
 	}
-	if ahead.peak < 2 || ahead.peak > facts.AskLimit {
-		t.Errorf("at most %d requests at once asking ahead; want between 2 and facts.AskLimit (%d)", ahead.peak, facts.AskLimit)
+	// AskLimit questions at once, two of which may be the reading of a role's policies (the
+	// controller's and the node role's), each three requests at once in its question's place.
+	if ahead.peak < 2 || ahead.peak > facts.AskLimit+2*2 {
+		t.Errorf("at most %d requests at once asking ahead; want between 2 and facts.AskLimit (%d) and the two readings of policies", ahead.peak, facts.AskLimit)
 	}
-	if oneByOne.peak != 1 {
-		t.Errorf("at most %d requests at once one by one; want 1", oneByOne.peak)
+	// One by one, a question is one request at a time, but for the reading of a role's policies,
+	// which asks the role and its two lists of policies together.
+	if oneByOne.peak > 3 {
+		t.Errorf("at most %d requests at once one by one; want at most 3", oneByOne.peak)
 	}
 	if !reflect.DeepEqual(ahead.calls, oneByOne.calls) {
 		t.Errorf("calls asking ahead %v; one by one %v", ahead.calls, oneByOne.calls)

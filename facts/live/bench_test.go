@@ -96,7 +96,9 @@ func TestCallsPerDistinctQuestion(t *testing.T) {
 		"eks:DescribeCluster":                1,
 		"eks:ListAccessEntries":              1,
 		"eks:DescribeAccessEntry":            5,         // one per role
-		"iam:GetRole":                        5 + 1 + 1, // one per role, the permission probe, and the controller's for reading its policies
+		"iam:GetRole":                        5 + 1 + 6, // one per role, the permission probe, and the six roles' (the controller's too) for reading their policies
+		"iam:ListRolePolicies":               6,         // the policies of the 5 node roles and the controller's role, once each
+		"iam:ListAttachedRolePolicies":       6,
 		"iam:GetInstanceProfile":             1,         // the probe: spec.role names roles, not profiles
 		"ssm:GetParameter":                   4,         // pinned and recommended alias × 2 architectures (no rule needs the probe)
 		"ec2:DescribeImages":                 2 + 1 + 1, // the 2 images all four parameters name, the name term, and the probe

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
@@ -66,85 +67,188 @@ type contextTests struct {
 
 // policyTests returns what the principal's policies test of the request context: nil when they cannot
 // be read (nothing is then shared), an error when the reading failed in a way that may pass (throttled,
-// late: the caller simulates the row as written meanwhile).
+// late: the caller simulates the row as written meanwhile). The first reading is waited for; after
+// that, an expired reading is refreshed in the background while the last one answers, so that a
+// refresh every TTL never makes a review wait, nor an audit ask its shared rows again.
 func (p *Provider) policyTests(ctx context.Context, principal string) (*contextTests, error) {
 	name, ok := roleName(principal)
 	if !ok {
 		return nil, nil
 	}
-	q := awscall.Question{Fact: facts.Simulations, Action: "iam:ListRolePolicies", Key: principal}
+	if !facts.OnlyAtHand(ctx) {
+		if _, fresh, _ := p.policies.Cached(policiesAction+" "+principal, 0); !fresh {
+			if last, ok := p.readings.last(principal); ok {
+				p.readings.refresh(principal, func(ctx context.Context) { _, _ = p.readTests(ctx, principal, name) })
+				return last, nil
+			}
+		}
+	}
+	return p.readTests(ctx, principal, name)
+}
+
+// policiesAction is the action a reading of policies is cached and named under.
+const policiesAction = "iam:ListRolePolicies"
+
+// readTests reads the principal's policies through the cache, and keeps the answer as the last one.
+func (p *Provider) readTests(ctx context.Context, principal, name string) (*contextTests, error) {
+	q := awscall.Question{Fact: facts.Simulations, Action: policiesAction, Key: principal}
 	return awscall.Lookup(ctx, p.caller, p.policies, q, func(ctx context.Context) (*contextTests, bool, error) {
 		docs, exists, err := p.readPolicies(ctx, name)
+		var t *contextTests
 		switch o := awscall.Classify(err); {
-		case err == nil && !exists:
-			return nil, false, nil // the simulator says so for each row
-		case err == nil:
-			return testsOf(docs), false, nil
-		case o == awscall.OutcomeDenied || o == awscall.OutcomeNotFound:
-			return nil, false, nil // unreadable for this TTL: rows are simulated as written
+		case err == nil && exists:
+			t = testsOf(docs)
+		case err == nil, o == awscall.OutcomeDenied, o == awscall.OutcomeNotFound:
+			// No such role (the simulator says so for each row), or unreadable for this TTL: rows
+			// are simulated as written.
 		default:
 			return nil, false, err
 		}
+		p.readings.keep(principal, t)
+		return t, false, nil
 	})
 }
 
+// readings are the last reading of each principal's policies, and the refreshes running.
+type readings struct {
+	mu         sync.Mutex
+	tests      map[string]*contextTests
+	refreshing map[string]bool
+	wg         sync.WaitGroup
+	base       context.Context
+	stop       context.CancelFunc
+}
+
+func newReadings() *readings {
+	base, stop := context.WithCancel(context.Background())
+	return &readings{tests: map[string]*contextTests{}, refreshing: map[string]bool{}, base: base, stop: stop}
+}
+
+// last returns the last reading of principal's policies, with false when there was none.
+func (r *readings) last(principal string) (*contextTests, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.tests[principal]
+	return t, ok
+}
+
+// keep records a reading.
+func (r *readings) keep(principal string, t *contextTests) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tests) >= maxRepresentatives {
+		clear(r.tests)
+	}
+	r.tests[principal] = t
+}
+
+// refresh runs read for principal in the background, unless it is running already or r is closed.
+func (r *readings) refresh(principal string, read func(context.Context)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refreshing[principal] || r.base.Err() != nil {
+		return
+	}
+	r.refreshing[principal] = true
+	r.wg.Go(func() {
+		read(r.base)
+		r.mu.Lock()
+		delete(r.refreshing, principal)
+		r.mu.Unlock()
+	})
+}
+
+// close stops the refreshes and waits for them.
+func (r *readings) close() {
+	r.mu.Lock()
+	r.stop()
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
 // readPolicies reads the documents that decide what the role may do: its inline policies, its managed
-// policies and its permissions boundary, each prefixed with where it comes from.
+// policies and its permissions boundary, each prefixed with where it comes from, in a stable order.
+// Calls that do not depend on each other go together, so that the reading costs three round trips
+// (the role and the two lists, the documents, the managed policies' versions) however many documents.
 func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string, exists bool, err error) {
-	// GetRole for the permissions boundary, which Role does not keep: the principals read here are
-	// the controller's and aws-node's roles, which the rules do not ask Role about.
-	role, err := p.api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
-	if awscall.Classify(err) == awscall.OutcomeNotFound {
-		return nil, false, nil
-	}
-	if err != nil {
+	var (
+		boundary        string
+		inline, managed []string
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		// GetRole for the permissions boundary, which Role does not keep.
+		out, err := p.api.GetRole(gctx, &iam.GetRoleInput{RoleName: aws.String(name)})
+		if err == nil && out.Role != nil && out.Role.PermissionsBoundary != nil {
+			boundary = aws.ToString(out.Role.PermissionsBoundary.PermissionsBoundaryArn)
+		}
+		return err
+	})
+	g.Go(func() error {
+		pages := iam.NewListRolePoliciesPaginator(p.api, &iam.ListRolePoliciesInput{RoleName: aws.String(name)})
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(gctx)
+			if err != nil {
+				return err
+			}
+			inline = append(inline, out.PolicyNames...)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		pages := iam.NewListAttachedRolePoliciesPaginator(p.api, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String(name)})
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(gctx)
+			if err != nil {
+				return err
+			}
+			for _, ap := range out.AttachedPolicies {
+				managed = append(managed, aws.ToString(ap.PolicyArn))
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		if awscall.Classify(err) == awscall.OutcomeNotFound {
+			return nil, false, nil
+		}
 		return nil, false, err
-	}
-	boundary := ""
-	if role.Role != nil && role.Role.PermissionsBoundary != nil {
-		boundary = aws.ToString(role.Role.PermissionsBoundary.PermissionsBoundaryArn)
-	}
-	inline := iam.NewListRolePoliciesPaginator(p.api, &iam.ListRolePoliciesInput{RoleName: aws.String(name)})
-	for inline.HasMorePages() {
-		out, err := inline.NextPage(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, pn := range out.PolicyNames {
-			got, err := p.api.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(pn)})
-			if err != nil {
-				return nil, false, err
-			}
-			doc, err := url.QueryUnescape(aws.ToString(got.PolicyDocument))
-			if err != nil {
-				return nil, false, fmt.Errorf("inline policy %s of role %s does not decode: %w", pn, name, err)
-			}
-			docs = append(docs, "inline "+pn+"\n"+doc)
-		}
-	}
-	var managed []string
-	attached := iam.NewListAttachedRolePoliciesPaginator(p.api, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String(name)})
-	for attached.HasMorePages() {
-		out, err := attached.NextPage(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, ap := range out.AttachedPolicies {
-			managed = append(managed, aws.ToString(ap.PolicyArn))
-		}
 	}
 	if boundary != "" {
 		managed = append(managed, boundary)
 	}
-	for _, a := range managed {
-		doc, err := p.managedPolicy(ctx, a)
-		if err != nil {
-			return nil, false, err
-		}
-		docs = append(docs, "managed "+a+"\n"+doc)
+	docs = make([]string, len(inline)+len(managed))
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(maxPolicyReads)
+	for i, pn := range inline {
+		g.Go(func() error {
+			got, err := p.api.GetRolePolicy(gctx, &iam.GetRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(pn)})
+			if err != nil {
+				return err
+			}
+			doc, err := url.QueryUnescape(aws.ToString(got.PolicyDocument))
+			if err != nil {
+				return fmt.Errorf("inline policy %s of role %s does not decode: %w", pn, name, err)
+			}
+			docs[i] = "inline " + pn + "\n" + doc
+			return nil
+		})
+	}
+	for i, a := range managed {
+		g.Go(func() error {
+			doc, err := p.managedPolicy(gctx, a)
+			docs[len(inline)+i] = "managed " + a + "\n" + doc
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, false, err
 	}
 	return docs, true, nil
 }
+
+// maxPolicyReads bounds the documents of one role read at once.
+const maxPolicyReads = 4
 
 // managedPolicy returns the default version of a managed policy: GetPolicy for the version's id, then
 // its document, kept as long as the cache keeps anything, since a version never changes.
@@ -392,7 +496,7 @@ func (r *representatives) of(key, v string) string {
 // replaced. The questions keep their order: only context values change. Without tests to share by
 // (usable false), it returns row.
 func (p *Provider) sharedRow(row facts.SimulationRow, t *contextTests) (shared facts.SimulationRow, usable, changed bool) {
-	if t == nil || t.none || len(row.Context) == 0 {
+	if t == nil || t.none {
 		return row, false, false
 	}
 	ctx := make(map[string][]string, len(row.Context))

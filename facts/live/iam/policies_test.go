@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/awscall"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/iam"
+	"github.com/karpenter-guard/karpenter-guard/internal/livetest"
 )
 
 const poolKey = "aws:RequestTag/karpenter.sh/nodepool"
@@ -166,5 +168,77 @@ func TestUnreadablePoliciesShareNothing(t *testing.T) {
 	}
 	if want := []string{"a", "b"}; !slices.Equal(s.simulated, want) {
 		t.Errorf("simulated %v, want %v", s.simulated, want)
+	}
+}
+
+// countingStub is an orgStub that counts the readings of its role's policies.
+type countingStub struct {
+	orgStub
+	mu       sync.Mutex
+	readings int
+}
+
+func (s *countingStub) ListRolePolicies(ctx context.Context, in *awsiam.ListRolePoliciesInput, opts ...func(*awsiam.Options)) (*awsiam.ListRolePoliciesOutput, error) {
+	s.mu.Lock()
+	s.readings++
+	s.mu.Unlock()
+	return s.orgStub.ListRolePolicies(ctx, in, opts...)
+}
+
+func (s *countingStub) GetRolePolicy(ctx context.Context, in *awsiam.GetRolePolicyInput, opts ...func(*awsiam.Options)) (*awsiam.GetRolePolicyOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.orgStub.GetRolePolicy(ctx, in, opts...)
+}
+
+func (s *countingStub) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readings
+}
+
+// TestSharedAnswersFollowThePolicies: a shared answer is kept past the cache's TTL while the role's
+// policies stay the same (they are read again, in the background, without asking the simulator), and
+// asked again once they change.
+func TestSharedAnswersFollowThePolicies(t *testing.T) {
+	clock := livetest.NewClock()
+	s := &countingStub{orgStub: orgStub{doc: anyPool, deny: "-"}}
+	p := iam.NewProvider(s, awscall.Caller{Budget: 2 * time.Second}, cache.Options{TTL: 5 * time.Minute, Now: clock.Now})
+	t.Cleanup(p.Close)
+	// refreshed asks about pool a until the policies have been read n times: each question starts a
+	// reading when none runs.
+	refreshed := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); s.count() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d readings of the policies, want %d", s.count(), n)
+			}
+			decisions(t, p, "a")
+		}
+	}
+	decisions(t, p, "a", "b")
+	clock.Add(10 * time.Minute)
+	decisions(t, p, "a", "b") // the last reading answers while the policies are read again
+	refreshed(2)
+	decisions(t, p, "c")
+	if want := []string{"a"}; !slices.Equal(s.simulated, want) {
+		t.Fatalf("simulated %v, want %v: the policies did not change", s.simulated, want)
+	}
+
+	s.mu.Lock()
+	s.doc = `{"Statement":[{"Effect":"Allow","Action":"ec2:*","Resource":"*"}]}`
+	s.mu.Unlock()
+	clock.Add(10 * time.Minute)
+	// The first questions may meet the last reading; once the policies are read again, pool a's row
+	// is asked under the new ones.
+	for deadline := time.Now().Add(10 * time.Second); len(s.simulated) < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("simulated %v after the policies changed: never asked again", s.simulated)
+		}
+		decisions(t, p, "a")
+	}
+	decisions(t, p, "a", "b")
+	if want := []string{"a", "a"}; !slices.Equal(s.simulated, want) {
+		t.Errorf("simulated %v, want %v: the policies changed", s.simulated, want)
 	}
 }

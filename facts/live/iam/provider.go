@@ -49,6 +49,7 @@ type Provider struct {
 	// are managed policies' documents by ARN and version, which never change.
 	policies *cache.Cache[*contextTests]
 	versions *cache.Cache[string]
+	readings *readings
 	shared   *representatives
 
 	probes       map[facts.Fact]awscall.Probe
@@ -65,6 +66,7 @@ func NewProvider(api API, caller awscall.Caller, opts cache.Options) *Provider {
 		simulations: cache.New[simulated](opts),
 		policies:    cache.New[*contextTests](opts),
 		versions:    cache.New[string](versionOptions(opts)),
+		readings:    newReadings(),
 		shared:      newRepresentatives(),
 		probes: map[facts.Fact]awscall.Probe{
 			facts.Roles: {Action: "iam:GetRole", Ask: func(ctx context.Context) error {
@@ -85,6 +87,7 @@ func (p *Provider) Close() {
 	p.roles.Close()
 	p.profiles.Close()
 	p.simulations.Close()
+	p.readings.close()
 	p.policies.Close()
 	p.versions.Close()
 	p.probeAnswers.Close()

@@ -67,23 +67,23 @@ func (p *Provider) Simulate(ctx context.Context, row facts.SimulationRow) ([]fac
 }
 
 // simulateShared answers row from the simulation of the row it shares its answers with (sharedRow),
-// when the principal's policies can be read; else, or when the organization's policies denied the
-// shared row (which the reading cannot see), from the simulation of row itself.
+// kept under the digest of the principal's policies, when they can be read; else, or when the
+// organization's policies denied the shared row (which the reading cannot see), from the simulation of
+// row itself.
 func (p *Provider) simulateShared(ctx context.Context, row facts.SimulationRow, qs []facts.SimulationQuestion) (simulated, error) {
 	name := func() string { return rowName(row) }
-	if len(row.Context) > 0 {
-		tests, err := p.policyTests(ctx, row.Principal)
-		if errors.Is(err, facts.ErrNotAtHand) {
-			return simulated{}, err
-		}
-		if shared, usable, changed := p.sharedRow(row, tests); usable {
-			q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: "shared " + tests.digest + " " + shared.Digest(), Name: name, TTL: sharedTTL}
-			sim, err := awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
-				return p.simulate(ctx, shared, qs)
-			})
-			if err != nil || !changed || !sim.organizationDenied() {
-				return sim, err
-			}
+	tests, err := p.policyTests(ctx, row.Principal)
+	if errors.Is(err, facts.ErrNotAtHand) {
+		return simulated{}, err
+	}
+	if shared, usable, changed := p.sharedRow(row, tests); usable {
+		// Kept under the policies' digest: asked again when they change, not every TTL.
+		q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: "shared " + tests.digest + " " + shared.Digest(), Name: name, TTL: sharedTTL}
+		sim, err := awscall.Lookup(ctx, p.caller, p.simulations, q, func(ctx context.Context) (simulated, bool, error) {
+			return p.simulate(ctx, shared, qs)
+		})
+		if err != nil || !changed || !sim.organizationDenied() {
+			return sim, err
 		}
 	}
 	q := awscall.Question{Fact: facts.Simulations, Action: actionSimulate, Key: row.Digest(), Name: name}
