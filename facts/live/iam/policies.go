@@ -175,10 +175,12 @@ func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string
 		boundary        string
 		inline, managed []string
 	)
-	g, gctx := errgroup.WithContext(ctx)
+	// Every call is made whatever the others answer (no cancelling on the first error), so that the
+	// calls a reading costs do not depend on which answers first.
+	var g errgroup.Group
 	g.Go(func() error {
 		// GetRole for the permissions boundary, which Role does not keep.
-		out, err := p.api.GetRole(gctx, &iam.GetRoleInput{RoleName: aws.String(name)})
+		out, err := p.api.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
 		if err == nil && out.Role != nil && out.Role.PermissionsBoundary != nil {
 			boundary = aws.ToString(out.Role.PermissionsBoundary.PermissionsBoundaryArn)
 		}
@@ -187,7 +189,7 @@ func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string
 	g.Go(func() error {
 		pages := iam.NewListRolePoliciesPaginator(p.api, &iam.ListRolePoliciesInput{RoleName: aws.String(name)})
 		for pages.HasMorePages() {
-			out, err := pages.NextPage(gctx)
+			out, err := pages.NextPage(ctx)
 			if err != nil {
 				return err
 			}
@@ -198,7 +200,7 @@ func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string
 	g.Go(func() error {
 		pages := iam.NewListAttachedRolePoliciesPaginator(p.api, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String(name)})
 		for pages.HasMorePages() {
-			out, err := pages.NextPage(gctx)
+			out, err := pages.NextPage(ctx)
 			if err != nil {
 				return err
 			}
@@ -218,11 +220,11 @@ func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string
 		managed = append(managed, boundary)
 	}
 	docs = make([]string, len(inline)+len(managed))
-	g, gctx = errgroup.WithContext(ctx)
+	g = errgroup.Group{}
 	g.SetLimit(maxPolicyReads)
 	for i, pn := range inline {
 		g.Go(func() error {
-			got, err := p.api.GetRolePolicy(gctx, &iam.GetRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(pn)})
+			got, err := p.api.GetRolePolicy(ctx, &iam.GetRolePolicyInput{RoleName: aws.String(name), PolicyName: aws.String(pn)})
 			if err != nil {
 				return err
 			}
@@ -236,7 +238,7 @@ func (p *Provider) readPolicies(ctx context.Context, name string) (docs []string
 	}
 	for i, a := range managed {
 		g.Go(func() error {
-			doc, err := p.managedPolicy(gctx, a)
+			doc, err := p.managedPolicy(ctx, a)
 			docs[len(inline)+i] = "managed " + a + "\n" + doc
 			return err
 		})
