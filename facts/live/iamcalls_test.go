@@ -140,3 +140,26 @@ func TestIAMCallsPerDistinctAnswer(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkIAMCallsAsWritten is TestIAMCallsPerDistinctAnswer's cold check and first audit with the
+// roles' policies unreadable, so that every row is simulated as written (as before rows were shared):
+// the figures BENCHMARKS.md sets beside the shared ones.
+//
+//	go test -run '^$' -bench IAMCallsAsWritten -benchtime 1x ./facts/live
+func BenchmarkIAMCallsAsWritten(b *testing.B) {
+	w := loadExample(b, "production", "examples/production", func(s string) string { return s })
+	for _, size := range []struct{ classes, pools int }{{5, 10}, {50, 20}} {
+		b.Run(fmt.Sprintf("%dx%d", size.classes, size.pools), func(b *testing.B) {
+			for b.Loop() {
+				srv := fakeaws.New(w.cf, fakeaws.WithPolicies(w.policies))
+				srv.Inject("iam:ListRolePolicies", fakeaws.Fault{AccessDenied: true})
+				p := w.withAWSAuth(b, livetest.NewProvider(b, srv.Start(b), w.cf, livetest.Options{}))
+				set := platform(b, w, 0, size.classes, size.pools)
+				judge(b, p, set.Objects, set.Objects)
+				n, by := iamCalls(srv)
+				b.ReportMetric(float64(n), "iam-calls")
+				b.Logf("%d objects, policies unreadable: %d IAM calls (%s)", len(set.Objects), n, by)
+			}
+		})
+	}
+}

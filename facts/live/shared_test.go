@@ -29,7 +29,7 @@ type exampleWorld struct {
 
 // loadExample reads examples/<dir> (its snapshot without the simulations, which the policies answer
 // instead) and e2e/testdata/policies/<name>.yaml, rewritten by edit.
-func loadExample(t *testing.T, name, dir string, edit func(string) string) exampleWorld {
+func loadExample(t testing.TB, name, dir string, edit func(string) string) exampleWorld {
 	t.Helper()
 	root := filepath.Join("..", "..")
 	data, err := os.ReadFile(filepath.Join(root, dir, "cluster-facts.yaml"))
