@@ -159,6 +159,11 @@ func BenchmarkIAMCallsAsWritten(b *testing.B) {
 				n, by := iamCalls(srv)
 				b.ReportMetric(float64(n), "iam-calls")
 				b.Logf("%d objects, policies unreadable: %d IAM calls (%s)", len(set.Objects), n, by)
+				srv.ResetCalls()
+				added := platform(b, w, size.classes, 1, 20)
+				judge(b, p, append(slices.Clone(set.Objects), added.Objects...), added.Objects[:1])
+				n, by = iamCalls(srv)
+				b.Logf("then a review of a new class with 20 NodePools: %d IAM calls (%s)", n, by)
 			}
 		})
 	}
