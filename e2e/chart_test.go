@@ -148,7 +148,7 @@ var ciValues = []chartValues{
 		namespace: true, pdb: true, exempt: []string{"kube-system:karpenter", "karpenter:karpenter"}, goMemLimit: "256MiB",
 		priorityClassName: "system-cluster-critical", image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info"},
 	{file: "enforce-irsa-values.yaml", mode: "enforce", mutation: true, crds: true, port: 9443, networkPolicy: true,
-		exempt: []string{"platform:karpenter-controller"}, goMemLimit: "819MiB", region: "eu-west-1",
+		exempt: []string{"platform:karpenter-controller"}, goMemLimit: "682MiB", region: "eu-west-1",
 		roleARN: "arn:aws:iam::111122223333:role/karpenter-guard", image: defaultImage, serviceAccount: "karpenter-guard", logLevel: "info",
 		webhookFrom: privateRanges, metricsNamespace: "monitoring"},
 	{file: "platform-values.yaml", mode: "enforce", mutation: true, crds: true, port: 9443, networkPolicy: true,
@@ -262,7 +262,7 @@ func checkRendering(t *testing.T, v chartValues, objs map[string]object) {
 		t.Errorf("the Deployment does not run in mode %s: args %v, KARPENTER_GUARD_MODE %q", v.mode, c.Args, envOf("KARPENTER_GUARD_MODE"))
 	}
 	if got := envOf("GOMEMLIMIT"); got != v.goMemLimit {
-		t.Errorf("GOMEMLIMIT %q, want %q (4/5 of limits.memory %v)", got, v.goMemLimit, c.Resources.Limits.Memory())
+		t.Errorf("GOMEMLIMIT %q, want %q (2/3 of limits.memory %v)", got, v.goMemLimit, c.Resources.Limits.Memory())
 	}
 
 	// Failure policies: only the validating webhook of Karpenter's kinds fails closed, and only in

@@ -99,7 +99,8 @@ the rendering for the same reason.
 {{- end }}
 
 {{/*
-GOMEMLIMIT: goMemLimit, or 4/5 of resources.limits.memory when it is in Mi or Gi (320Mi gives 256MiB).
+GOMEMLIMIT: goMemLimit, or 2/3 of resources.limits.memory when it is in Mi or Gi (384Mi gives 256MiB): the
+rest holds what is not Go heap, about 100 MiB at the peak of an audit (BENCHMARKS.md).
 */}}
 {{- define "karpenter-guard.goMemLimit" -}}
 {{- if .Values.goMemLimit }}
@@ -113,9 +114,9 @@ GOMEMLIMIT: goMemLimit, or 4/5 of resources.limits.memory when it is in Mi or Gi
 {{- $mi = trimSuffix "Mi" $limit | atoi }}
 {{- end }}
 {{- if le (int $mi) 0 }}
-{{- fail (printf "goMemLimit is empty and resources.limits.memory (%q) is not a whole number of Mi or Gi: set goMemLimit (about 4/5 of the memory limit, e.g. 256MiB for 320Mi)" $limit) }}
+{{- fail (printf "goMemLimit is empty and resources.limits.memory (%q) is not a whole number of Mi or Gi: set goMemLimit (about 2/3 of the memory limit, e.g. 256MiB for 384Mi)" $limit) }}
 {{- end }}
-{{- printf "%dMiB" (div (mul $mi 4) 5) }}
+{{- printf "%dMiB" (div (mul $mi 2) 3) }}
 {{- end }}
 {{- end }}
 
