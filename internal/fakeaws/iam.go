@@ -194,17 +194,9 @@ func (iamAPI) listProfilesForRole(w http.ResponseWriter, r *request, wd *world) 
 			return noSuchRole(name)
 		}
 	}
-	size := 100
-	if v := r.Form.Get("MaxItems"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return badRequest("ValidationError", "1 validation error detected: Value '%s' at 'maxItems' failed to satisfy constraint: Member must have value between 1 and 1000", v)
-		}
-		size = n
-	}
-	offset, ok := pageOffset("iam:ListInstanceProfilesForRole", r.Form.Get("Marker"))
-	if !ok {
-		return badRequest("ValidationError", "Invalid Marker %q.", r.Form.Get("Marker"))
+	size, offset, err := pageParams(r, "iam:ListInstanceProfilesForRole")
+	if err != nil {
+		return err
 	}
 	var all []iamInstanceProfile
 	for _, p := range *wd.cf.InstanceProfiles {

@@ -91,17 +91,9 @@ func (iamAPI) simulatePrincipalPolicy(w http.ResponseWriter, r *request, wd *wor
 	if err != nil {
 		return err
 	}
-	size := 100
-	if v := form.Get("MaxItems"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return badRequest("ValidationError", "1 validation error detected: Value '%s' at 'maxItems' failed to satisfy constraint: Member must have value between 1 and 1000", v)
-		}
-		size = n
-	}
-	offset, ok := pageOffset("iam:SimulatePrincipalPolicy", form.Get("Marker"))
-	if !ok {
-		return badRequest("ValidationError", "Invalid Marker %q.", form.Get("Marker"))
+	size, offset, err := pageParams(r, "iam:SimulatePrincipalPolicy")
+	if err != nil {
+		return err
 	}
 	if wd.simulations == nil && len(wd.policies) == 0 {
 		return denied(r, wd)
