@@ -23,15 +23,25 @@ type memoKey struct {
 // value is shared by every rule that asks: read it, never modify it.
 func Memo[K comparable, V any](c *Context, a *Analysis[K, V], k K, compute func() V) V {
 	key := memoKey{a, k}
-	if v, ok := c.memos[key]; ok {
-		return v.(V)
+	if m, ok := c.memos[key]; ok {
+		if m.missed {
+			c.tainted++ // the result came from answers not at hand: so does the verdict that uses it
+		}
+		return m.value.(V)
 	}
+	before := c.misses()
 	v := compute()
 	if c.memos == nil {
-		c.memos = map[memoKey]any{}
+		c.memos = map[memoKey]memo{}
 	}
-	c.memos[key] = v
+	c.memos[key] = memo{value: v, missed: c.misses() != before}
 	return v
+}
+
+// memo is a remembered result, and whether computing it met answers not at hand (see Context.misses).
+type memo struct {
+	value  any
+	missed bool
 }
 
 // Resource names a value that a catalog keeps across its evaluations, made on first use: a cache

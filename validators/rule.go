@@ -128,11 +128,15 @@ type Context struct {
 	unknown [32]factAnswer
 	// memos holds the results of the analyses rules share (see Memo); made on first use, emptied at the
 	// start of each run over the objects.
-	memos map[memoKey]any
+	memos map[memoKey]memo
 	// nodeClasses indexes Input by name; built on first use in each Evaluate.
 	nodeClasses map[string]*objects.Object
 	// judged are the objects the running evaluation judges (see Judged).
 	judged []*objects.Object
+	// round is the run on what is at hand under way, if any (see Catalog.Evaluate), and tainted
+	// counts the uses in it of results remembered from answers not at hand (see misses).
+	round   *facts.Round
+	tainted int64
 }
 
 // Judged returns the objects the running evaluation judges: those given to Catalog.Evaluate, which may
@@ -199,14 +203,7 @@ type Catalog struct {
 	// evaluation keeps its answers in an array, not a map.
 	facts []facts.Fact
 	needs [][]int
-	// askAhead, when set, asks a remote provider ahead the questions the rules will ask (see Evaluate).
-	askAhead AskAheadFunc
 }
-
-// AskAheadFunc asks c.Facts ahead, concurrently, the questions the rules of cat that run in c will ask
-// about objs, and returns when they are answered or late: the answers land in the provider's cache,
-// where the rules then find them (see Catalog.Evaluate).
-type AskAheadFunc func(cat *Catalog, c *Context, objs []*objects.Object)
 
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
 // programming error caught by every test run.
@@ -325,17 +322,9 @@ func (c *Catalog) IDs() []string {
 	return ids
 }
 
-// WithAskAhead sets how the catalog asks a provider whose answers cost a round trip the questions its
-// rules will ask (see Evaluate), and returns the catalog. It is set once, before the catalog is used.
-func (c *Catalog) WithAskAhead(ask AskAheadFunc) *Catalog {
-	c.askAhead = ask
-	return c
-}
-
-// Subset returns a catalog of the given rules, which are rules of c, asking ahead as c does and sharing
-// its Resources.
+// Subset returns a catalog of the given rules, which are rules of c, sharing its Resources.
 func (c *Catalog) Subset(rules ...*Rule) *Catalog {
-	sub := NewCatalog(rules...).WithAskAhead(c.askAhead)
+	sub := NewCatalog(rules...)
 	sub.shared = c.shared
 	return sub
 }

@@ -26,10 +26,6 @@
 //   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
 //     are, how messages name things.
 //
-// prefetch.go asks a remote provider ahead, concurrently, the questions those analyses and rules are
-// about to ask (the catalog's validators.AskAheadFunc); TestAskAheadMirrorsTheRules keeps the two in
-// step.
-//
 // A Check is a pure function of the object, the input, the configuration and the facts. A rule that
 // meets an unknown fact it reads only in some cases (MayNeed) returns the provider's
 // *facts.UnknownError as its error, and the engine reports it as not evaluated with that reason.
