@@ -59,7 +59,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		notes = &facts.Notes{}
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
-	c.catalog = cat
+	c.eval = &evaluation{catalog: cat}
 	verdicts := make([]objectVerdict, len(objs))
 	pending := make([]int, len(objs))
 	for i := range pending {
@@ -100,7 +100,7 @@ const maxRounds = 32
 // verdicts those of the objects judged on answers all at hand, and returns the positions of the others.
 func (cat *Catalog) evaluateAtHand(c *Context, objs []*objects.Object, verdicts []objectVerdict) []int {
 	ctx := c.Context
-	defer func() { c.Context, c.round = ctx, nil }()
+	defer func() { c.Context, c.eval.round = ctx, nil }()
 	pending := make([]int, len(objs))
 	for i := range pending {
 		pending[i] = i
@@ -110,7 +110,7 @@ func (cat *Catalog) evaluateAtHand(c *Context, objs []*objects.Object, verdicts 
 		if n > 1 {
 			hctx, round = round.Next()
 		}
-		c.round = round
+		c.eval.round = round
 		judged := make([]*objects.Object, len(pending))
 		for j, i := range pending {
 			judged[j] = objs[i]
@@ -242,21 +242,23 @@ func (cat *Catalog) judge(c *Context, o *objects.Object) objectVerdict {
 // startRun empties what a run over objects remembers: a run on what is at hand remembers answers that
 // were not.
 func (c *Context) startRun(judged []*objects.Object) {
-	c.unknown = [len(c.unknown)]factAnswer{}
-	clear(c.memos)
-	c.nodeClasses = nil
-	c.judged = judged
-	c.tainted = 0
+	st := c.eval
+	st.unknown = [len(st.unknown)]factAnswer{}
+	clear(st.memos)
+	st.nodeClasses = nil
+	st.judged = judged
+	st.tainted = 0
 }
 
 // misses counts, in a run on what is at hand, the questions that had no answer at hand so far, and
 // the uses of a remembered result (Memo, a fact's reason) computed from such an answer: an object
 // whose evaluation changed it was judged on answers not at hand.
 func (c *Context) misses() int64 {
-	if c.round == nil {
+	st := c.state()
+	if st.round == nil {
 		return 0
 	}
-	return c.round.Misses() + c.tainted
+	return st.round.Misses() + st.tainted
 }
 
 // runsIn returns the rule's action in c, and whether it runs there at all: not for another operation,
@@ -332,7 +334,7 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 	var buf [8]string
 	whys := buf[:0]
 	unknown := false
-	for _, fi := range c.catalog.needs[ri] {
+	for _, fi := range c.eval.catalog.needs[ri] {
 		why := c.unknownReason(fi)
 		whys = append(whys, why)
 		unknown = unknown || why != ""
@@ -340,7 +342,7 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 	if !unknown {
 		return missing{}
 	}
-	m := c.catalog.composeMissing(ri, r, whys)
+	m := c.eval.catalog.composeMissing(ri, r, whys)
 	m.notAtHand = slices.Contains(whys, facts.Reason(facts.ErrNotAtHand))
 	return m
 }
@@ -391,18 +393,19 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 // unknownReason returns why the provider does not know the catalog's fact number fi, or "" when it
 // does, asking the provider once per evaluation.
 func (c *Context) unknownReason(fi int) string {
-	if a := c.unknown[fi]; a.asked {
+	st := c.eval
+	if a := st.unknown[fi]; a.asked {
 		if a.missed {
-			c.tainted++
+			st.tainted++
 		}
 		return a.why
 	}
 	why := ""
 	before := c.misses()
-	if err := c.Facts.Known(c, c.catalog.facts[fi]); err != nil {
+	if err := c.Facts.Known(c, st.catalog.facts[fi]); err != nil {
 		why = facts.Reason(err)
 	}
-	c.unknown[fi] = factAnswer{asked: true, why: why, missed: c.misses() != before}
+	st.unknown[fi] = factAnswer{asked: true, why: why, missed: c.misses() != before}
 	return why
 }
 

@@ -122,6 +122,12 @@ type Context struct {
 	// so that a cluster of thousands of objects does not hold a record for every rule of each.
 	MaxPassed int
 
+	// eval is the engine's state during an evaluation (see Catalog.Evaluate), none of a rule's business.
+	eval *evaluation
+}
+
+// evaluation is what the engine keeps about the evaluation under way.
+type evaluation struct {
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
 	// NewCatalog checks).
@@ -129,23 +135,32 @@ type Context struct {
 	// memos holds the results of the analyses rules share (see Memo); made on first use, emptied at the
 	// start of each run over the objects.
 	memos map[memoKey]memo
-	// nodeClasses indexes Input by name; built on first use in each Evaluate.
+	// nodeClasses indexes Input by name; built on first use in each run.
 	nodeClasses map[string]*objects.Object
 	// judged are the objects the running evaluation judges (see Judged).
 	judged []*objects.Object
 	// round is the run on what is at hand under way, if any (see Catalog.Evaluate), and tainted
-	// counts the uses in it of results remembered from answers not at hand (see misses).
+	// counts the uses in it of results remembered from answers not at hand (see Context.misses).
 	round   *facts.Round
 	tainted int64
+}
+
+// state returns the engine's state of c's evaluation, made empty outside one (a rule's Check called
+// by a test).
+func (c *Context) state() *evaluation {
+	if c.eval == nil {
+		c.eval = &evaluation{}
+	}
+	return c.eval
 }
 
 // Judged returns the objects the running evaluation judges: those given to Catalog.Evaluate, which may
 // be fewer than Input (a review judges one object among the cluster's). A rule that works on all of them
 // at once, concurrently, starts from these.
-func (c *Context) Judged() []*objects.Object { return c.judged }
+func (c *Context) Judged() []*objects.Object { return c.state().judged }
 
 // Catalog returns the catalog that evaluates c (nil until Catalog.Evaluate runs with it).
-func (c *Context) Catalog() *Catalog { return c.catalog }
+func (c *Context) Catalog() *Catalog { return c.state().catalog }
 
 // NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the
 // class in the input (indexed on first use in each Evaluate), or nil.
@@ -153,17 +168,18 @@ func (c *Context) NodeClass(name string) *objects.Object {
 	if c.FindNodeClass != nil {
 		return c.FindNodeClass(name)
 	}
-	if c.nodeClasses == nil {
-		c.nodeClasses = map[string]*objects.Object{}
+	st := c.state()
+	if st.nodeClasses == nil {
+		st.nodeClasses = map[string]*objects.Object{}
 		for _, o := range c.Input {
 			if o.NodeClass != nil {
-				if _, dup := c.nodeClasses[o.Name]; !dup {
-					c.nodeClasses[o.Name] = o
+				if _, dup := st.nodeClasses[o.Name]; !dup {
+					st.nodeClasses[o.Name] = o
 				}
 			}
 		}
 	}
-	return c.nodeClasses[name]
+	return st.nodeClasses[name]
 }
 
 // NodePoolsOf returns the NodePools whose nodeClassRef names the EC2NodeClass of that name:
@@ -247,8 +263,8 @@ func NewCatalog(rules ...*Rule) *Catalog {
 			c.needs[i] = append(c.needs[i], fi)
 		}
 	}
-	if len(c.facts) > len(Context{}.unknown) {
-		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(Context{}.unknown)))
+	if len(c.facts) > len(evaluation{}.unknown) {
+		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(evaluation{}.unknown)))
 	}
 	return c
 }
