@@ -28,6 +28,41 @@ func TestAtHandOnly(t *testing.T) {
 	}
 }
 
+// overlap measures how many calls of run are under way at once: each waits until want of them are (or
+// a few seconds pass), so that peak says how many ran together, on any machine.
+type overlap struct {
+	want      int32
+	full      chan struct{}
+	once      sync.Once
+	now, peak atomic.Int32
+}
+
+func newOverlap(want int) *overlap { return &overlap{want: int32(want), full: make(chan struct{})} }
+
+func (o *overlap) run() {
+	n := o.now.Add(1)
+	for p := o.peak.Load(); n > p && !o.peak.CompareAndSwap(p, n); p = o.peak.Load() {
+	}
+	if n >= o.want {
+		o.once.Do(func() { close(o.full) })
+	}
+	select {
+	case <-o.full:
+	case <-time.After(5 * time.Second): // not run together: the peak says so
+	}
+	o.now.Add(-1)
+}
+
+// caseContext returns the context of a test case, already cancelled when cancelled is set.
+func caseContext(t *testing.T, cancelled bool) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if cancelled {
+		cancel()
+	}
+	return ctx
+}
+
 // TestFetchNotAtHand: a round fetches each question once however often it is missed, at most
 // AskLimit at once, in the caller's context; a fetch that ended without its answer is given up; none
 // starts after the context ended.
@@ -44,16 +79,9 @@ func TestFetchNotAtHand(t *testing.T) {
 		{"past the deadline", 6, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.cancelled {
-				cancel()
-			}
-			together := min(tc.questions, AskLimit)
-			full := make(chan struct{})
-			var once sync.Once
-			var fetched, now, peak atomic.Int32
-			var mu sync.Mutex
+			ctx := caseContext(t, tc.cancelled)
+			together := newOverlap(min(tc.questions, AskLimit))
+			var fetched atomic.Int32
 			hctx, round := AtHandOnly(ctx)
 			for i := range tc.questions {
 				for range 2 { // each question missed twice: fetched once
@@ -62,18 +90,7 @@ func TestFetchNotAtHand(t *testing.T) {
 							t.Errorf("a fetch runs in an AtHandOnly context")
 						}
 						fetched.Add(1)
-						n := now.Add(1)
-						mu.Lock()
-						peak.Store(max(peak.Load(), n))
-						mu.Unlock()
-						if int(n) >= together {
-							once.Do(func() { close(full) })
-						}
-						select {
-						case <-full:
-						case <-time.After(5 * time.Second): // not run together: the peak says so
-						}
-						now.Add(-1)
+						together.run()
 						return i < tc.late
 					})
 					if !errors.Is(err, ErrNotAtHand) {
@@ -100,8 +117,8 @@ func TestFetchNotAtHand(t *testing.T) {
 			if fetched.Load() != want {
 				t.Errorf("%d fetches; want %d", fetched.Load(), want)
 			}
-			if !tc.cancelled && peak.Load() != int32(together) {
-				t.Errorf("%d fetches at once; want %d (all, at most AskLimit)", peak.Load(), together)
+			if !tc.cancelled && together.peak.Load() != together.want {
+				t.Errorf("%d fetches at once; want %d (all, at most AskLimit)", together.peak.Load(), together.want)
 			}
 			if gaveUp != tc.late {
 				t.Errorf("%d questions given up; want the %d late", gaveUp, tc.late)
@@ -124,36 +141,18 @@ func TestAsk(t *testing.T) {
 		{"past the deadline", 6, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.cancelled {
-				cancel()
-			}
+			ctx := caseContext(t, tc.cancelled)
 			limit := tc.limit
 			if limit <= 0 {
 				limit = AskLimit
 			}
-			together := min(tc.questions, limit)
-			full := make(chan struct{})
-			var once sync.Once
-			var asked, now, peak atomic.Int32
-			var mu sync.Mutex
+			together := newOverlap(min(tc.questions, limit))
+			var asked atomic.Int32
 			var qs []func(context.Context)
 			for range tc.questions {
-				qs = append(qs, func(ctx context.Context) {
+				qs = append(qs, func(context.Context) {
 					asked.Add(1)
-					n := now.Add(1)
-					mu.Lock()
-					peak.Store(max(peak.Load(), n))
-					mu.Unlock()
-					if int(n) >= together {
-						once.Do(func() { close(full) })
-					}
-					select {
-					case <-full:
-					case <-time.After(5 * time.Second): // not run together: the peak says so
-					}
-					now.Add(-1)
+					together.run()
 				})
 			}
 			Ask(ctx, tc.limit, qs...)
@@ -164,8 +163,8 @@ func TestAsk(t *testing.T) {
 			if asked.Load() != want {
 				t.Errorf("%d asked; want %d", asked.Load(), want)
 			}
-			if !tc.cancelled && peak.Load() != int32(together) {
-				t.Errorf("%d questions at once; want %d (all, at most %d)", peak.Load(), together, limit)
+			if !tc.cancelled && together.peak.Load() != together.want {
+				t.Errorf("%d questions at once; want %d (all, at most %d)", together.peak.Load(), together.want, limit)
 			}
 		})
 	}
