@@ -174,9 +174,9 @@ func (p *Provider) Close() {
 	p.instanceTypes.Close()
 }
 
-// AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
-// an evaluation's questions ahead, several at a time, and the rules then meet cached answers. In a
-// facts.AtHandOnly context every question is answered from the cache or not at all.
+// AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine runs
+// the rules on what is cached first. In a facts.AtHandOnly context every question is answered from the
+// cache, or starts its fetch and is not at hand; the engine runs again once the answers are in.
 func (p *Provider) AskAhead() bool { return true }
 
 // Known implements facts.Provider. Cluster facts, access entries, the EBS defaults, the count of Pod
