@@ -8,8 +8,9 @@
 // testdata/<id>-<aspect>.golden. The rule's file holds its Check and whatever only that rule uses;
 // TestLayout keeps the naming.
 //
-// What several rules read is a named analysis in a file named for it, computed once per evaluation
-// through validators.Memo:
+// Analyses that read no rule live in packages of their own under validators/analysis
+// (trustpolicy: what a role's trust policy says about EC2). What several rules read here is a named
+// analysis in a file named for it, computed once per evaluation through validators.Memo:
 //
 //   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
 //     spec.instanceProfile);

@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/trustpolicy"
 )
 
 // This file holds the node-role simulation table: what the node role must be allowed for nodes to join
@@ -225,7 +226,7 @@ func (s nodeRoleSubject) partition() string {
 	if s.cluster.Partition != "" {
 		return s.cluster.Partition
 	}
-	return arnPartition(s.role.ARN)
+	return trustpolicy.ARNPartition(s.role.ARN)
 }
 
 // clusterARN is the cluster's ARN, the resource of eks-auth:AssumeRoleForPodIdentity.
