@@ -59,7 +59,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		notes = &facts.Notes{}
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
-	c.eval = &evaluation{catalog: cat}
+	c.eval = &evaluation{catalog: cat, passRoom: c.MaxPassed}
 	verdicts := make([]objectVerdict, len(objs))
 	pending := make([]int, len(objs))
 	for i := range pending {
@@ -85,7 +85,7 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	if c.Progress != nil {
 		c.Progress(len(objs), len(objs))
 	}
-	res := merge(verdicts, c.MaxPassed)
+	res := merge(verdicts)
 	res.Notes = notes.List()
 	return res
 }
@@ -124,6 +124,7 @@ func (cat *Catalog) evaluateAtHand(c *Context, objs []*objects.Object, verdicts 
 			before := c.misses()
 			v := cat.judge(c, objs[i])
 			if c.misses() != before || v.notAtHand {
+				c.eval.passRoom += len(v.passed) // thrown away: its passes are not listed
 				missed = append(missed, i)
 				continue
 			}
@@ -153,14 +154,17 @@ type objectVerdict struct {
 	findings     []Finding
 	notEvaluated []NotEvaluated
 	skipped      []Skipped
-	passed       []Passed
+	// passed lists the rules that found nothing, as many as the evaluation still lists (see
+	// evaluation.passRoom); passedCount counts them all.
+	passed      []Passed
+	passedCount int
 	// notAtHand is set when a rule was not evaluated for want of an answer not at hand (AtHandOnly):
 	// the verdict is to be thrown away.
 	notAtHand bool
 }
 
-// merge puts the verdicts together in the order of the objects, listing at most maxPassed passes.
-func merge(verdicts []objectVerdict, maxPassed int) Result {
+// merge puts the verdicts together in the order of the objects.
+func merge(verdicts []objectVerdict) Result {
 	var res Result
 	for _, v := range verdicts {
 		if v.judged {
@@ -169,12 +173,8 @@ func merge(verdicts []objectVerdict, maxPassed int) Result {
 		res.Findings = append(res.Findings, v.findings...)
 		res.NotEvaluated = append(res.NotEvaluated, v.notEvaluated...)
 		res.Skipped = append(res.Skipped, v.skipped...)
-		for _, p := range v.passed {
-			if res.PassedCount < maxPassed {
-				res.Passed = append(res.Passed, p)
-			}
-			res.PassedCount++
-		}
+		res.Passed = append(res.Passed, v.passed...)
+		res.PassedCount += v.passedCount
 	}
 	SortFindings(res.Findings)
 	return res
@@ -219,7 +219,11 @@ func (cat *Catalog) judge(c *Context, o *objects.Object) objectVerdict {
 			}
 		}
 		if err == nil && len(findings) == 0 {
-			v.passed = append(v.passed, Passed{Rule: r.ID, Object: o.Ref()})
+			v.passedCount++
+			if c.eval.passRoom > 0 {
+				c.eval.passRoom--
+				v.passed = append(v.passed, Passed{Rule: r.ID, Object: o.Ref()})
+			}
 		}
 		for _, f := range findings {
 			f.Rule = r.ID

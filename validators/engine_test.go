@@ -298,9 +298,16 @@ func classes(n int) string {
 func TestRoundsFetchEachLevelTogether(t *testing.T) {
 	const n = 5 // 4 distinct roles, then 4 access entries: at most AskLimit at once
 	p := newRemote(n - 1)
-	res := evaluate(t, validators.NewCatalog(entryRule), nil, p, classes(n))
+	passes := &validators.Rule{ID: "passes", Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
+		Summary: "test", Doc: "test", Check: func(*validators.Context, *objects.Object) ([]validators.Finding, error) { return nil, nil }}
+	objs := read(t, classes(n))
+	res := validators.NewCatalog(entryRule, passes).Evaluate(&validators.Context{Context: context.Background(), Facts: p, Input: objs, Scope: validators.ScopeCLI, MaxPassed: 2}, objs)
 	if len(res.NotEvaluated) > 0 || len(res.Findings) != n {
 		t.Fatalf("%d findings, not evaluated %+v; want a finding per class and nothing not evaluated", len(res.Findings), res.NotEvaluated)
+	}
+	// The passes of runs thrown away for an answer not at hand are neither counted nor listed.
+	if res.PassedCount != n || len(res.Passed) != 2 {
+		t.Errorf("%d passes, %d listed; want %d, and MaxPassed (2) listed", res.PassedCount, len(res.Passed), n)
 	}
 	for q, k := range p.fetched {
 		if k != 1 {

@@ -143,6 +143,9 @@ type evaluation struct {
 	// counts the uses in it of results remembered from answers not at hand (see Context.misses).
 	round   *facts.Round
 	tainted int64
+	// passRoom is how many more passes the evaluation lists (Context.MaxPassed at its start): a
+	// thousand-object audit does not hold a record for every rule that passed.
+	passRoom int
 }
 
 // state returns the engine's state of c's evaluation, made empty outside one (a rule's Check called
