@@ -61,8 +61,8 @@ func NewRecorder(p Provider) *Recorder {
 		kmsKeys: map[string]KMSKey{}, quotas: map[string]int{}}
 }
 
-// AskAhead implements AheadAsker for the provider it records: the rules' questions asked ahead are
-// recorded like any other (the recorder is safe for concurrent use).
+// AskAhead implements AheadAsker for the provider it records: the answers of a run on what is at hand
+// are recorded like any other (the recorder is safe for concurrent use).
 func (r *Recorder) AskAhead() bool { return AsksAhead(r.p) }
 
 // keep writes down an answer about section f: on success it marks f known and runs add under the

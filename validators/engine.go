@@ -32,13 +32,18 @@ type Result struct {
 // up (usually objs itself in the CLI).
 //
 // With a provider whose answers cost a round trip (facts.AsksAhead: the live provider), the rules run
-// first on what the provider has at hand (facts.AtHandOnly): when every answer is cached, as for most
-// admission reviews, that is the result, and nothing more is done. At the first answer not at hand
-// that run stops, the questions the rules will ask are asked ahead, concurrently (AskAheadFunc), and the
-// rules run again on the answers: an evaluation then costs about one round trip per level of dependent
-// questions instead of the sum of its calls. Every wait is bounded by c's deadline and the provider's
-// own per-call budget. A catalog without an AskAheadFunc (WithAskAhead) runs again without asking
-// ahead: the rules then ask one question at a time.
+// in rounds on what the provider has at hand (facts.AtHandOnly): a question not at hand starts its
+// fetch without waiting and the run goes on, so that one round starts every independent question of
+// its level. The objects judged on answers all at hand have their verdicts; the engine waits for the
+// fetches it started and runs the others again, which finds the next level of dependent questions (an
+// instance profile's role, then the role's access entry, then its simulations). When every answer is
+// cached, as for most admission reviews, the first round is the result. An evaluation thus costs about
+// one round trip per level of dependent questions, and asks each question where a rule asks it, once.
+// Every wait is bounded by c's deadline and the provider's own per-call budget: a question whose wait
+// ended is answered as late in the rounds that follow (facts.GaveUp), and holds none of them up. The
+// objects still missing answers when the rounds stop (the deadline, maxRounds, a provider that starts
+// no fetch) are judged by a last run that asks as the rules go: past the deadline it asks nothing, and
+// reports what has no answer as not evaluated, never as passed.
 func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 	if c.Config == nil {
 		c.Config = config.Default()
@@ -54,114 +59,210 @@ func (cat *Catalog) Evaluate(c *Context, objs []*objects.Object) Result {
 		notes = &facts.Notes{}
 		c.Context = facts.WithNotes(c.Context, notes)
 	}
-	c.catalog = cat
-	if facts.AsksAhead(c.Facts) {
-		// The run on what is at hand keeps its notes (and reports no progress) until it is known to
-		// be the result.
-		ctx, progress := c.Context, c.Progress
-		atHand, missed := facts.AtHandOnly(ctx)
-		cached := &facts.Notes{}
-		c.Context, c.Progress = facts.WithNotes(atHand, cached), nil
-		res, complete := cat.evaluate(c, objs, missed)
-		c.Context, c.Progress = ctx, progress
-		if complete {
-			for _, n := range cached.List() {
-				facts.Note(ctx, n)
-			}
-			if progress != nil {
-				progress(len(objs), len(objs))
-			}
-			res.Notes = notes.List()
-			return res
-		}
-		if cat.askAhead != nil {
-			cat.askAhead(cat, c, objs)
-		}
+	c.eval = &evaluation{catalog: cat, passRoom: c.MaxPassed}
+	verdicts := make([]objectVerdict, len(objs))
+	pending := make([]int, len(objs))
+	for i := range pending {
+		pending[i] = i
 	}
-	res, _ := cat.evaluate(c, objs, nil)
-	res.Notes = notes.List()
-	return res
-}
-
-// evaluate runs the rules over objs once. With missed set, it gives up (false) as soon as missed
-// reports a question without an answer at hand: that run's verdicts would be wrong.
-func (cat *Catalog) evaluate(c *Context, objs []*objects.Object, missed func() bool) (Result, bool) {
-	// Each run starts from nothing: a run on what is at hand remembers answers that were not.
-	c.unknown = [len(c.unknown)]factAnswer{}
-	clear(c.memos)
-	c.nodeClasses = nil
-	c.judged = objs
-	var res Result
-	for i, o := range objs {
-		if c.Progress != nil && i > 0 {
-			c.Progress(i, len(objs))
+	if facts.AsksAhead(c.Facts) {
+		pending = cat.evaluateAtHand(c, objs, verdicts)
+	}
+	if len(pending) > 0 {
+		judged := make([]*objects.Object, len(pending))
+		for j, i := range pending {
+			judged[j] = objs[i]
 		}
-		kind := KindOf(o)
-		if kind == "" {
-			continue
-		}
-		res.Objects++
-		ex := ExceptionOf(o)
-		for _, ri := range cat.rulesFor(kind, c.Scope) {
-			r := cat.rules[ri]
-			action, runs := r.runsIn(c)
-			if !runs {
-				continue
+		c.startRun(judged)
+		done := len(objs) - len(pending)
+		for j, i := range pending {
+			if c.Progress != nil && done+j > 0 {
+				c.Progress(done+j, len(objs))
 			}
-			if r.Kinds[0] != KindAny && ex.Skips(r.ID) {
-				res.Skipped = append(res.Skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
-				continue
-			}
-			if missing := missingFacts(c, ri, r); missing.reason != "" {
-				if missed != nil && missed() {
-					return Result{}, false
-				}
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
-				continue
-			}
-			if r.Check == nil {
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build", Causes: []string{"not implemented in this build"}})
-				continue
-			}
-			findings, err := r.Check(c, o)
-			if missed != nil && missed() {
-				return Result{}, false
-			}
-			if err != nil {
-				// An unknown fact, or a programming error in the rule (see Rule.Check): either way the
-				// rule did not judge the object, or (PartlyEvaluated) only what it found.
-				res.NotEvaluated = append(res.NotEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: err.Error(), Causes: []string{facts.Reason(err)}})
-				if partly := (*PartlyEvaluated)(nil); !errors.As(err, &partly) {
-					continue
-				}
-			}
-			if err == nil && len(findings) == 0 {
-				if res.PassedCount < c.MaxPassed {
-					res.Passed = append(res.Passed, Passed{Rule: r.ID, Object: o.Ref()})
-				}
-				res.PassedCount++
-			}
-			for _, f := range findings {
-				f.Rule = r.ID
-				f.Action = action
-				if f.AtMost != "" && strength(f.AtMost) < strength(action) {
-					f.Action = f.AtMost
-				}
-				f.Object = o.Ref()
-				f.Source = o
-				f.Fixable = len(f.Edits) > 0
-				if f.Line == 0 {
-					f.Line = f.Object.Line
-				}
-				res.Findings = append(res.Findings, f)
-			}
+			verdicts[i] = cat.judge(c, objs[i])
 		}
 	}
 	if c.Progress != nil {
 		c.Progress(len(objs), len(objs))
 	}
+	res := merge(verdicts)
+	res.Notes = notes.List()
+	return res
+}
+
+// maxRounds bounds the runs on what is at hand: the rules ask a handful of levels of dependent
+// questions, a round starts once the answers of a level are in but for the slowest (facts.Round.Wait),
+// and a cache too small to keep a round's answers until the next must not make the rounds go on for
+// ever.
+const maxRounds = 32
+
+// evaluateAtHand runs the rules in rounds on what c.Facts has at hand (see Evaluate), keeps in
+// verdicts those of the objects judged on answers all at hand, and returns the positions of the others.
+func (cat *Catalog) evaluateAtHand(c *Context, objs []*objects.Object, verdicts []objectVerdict) []int {
+	ctx := c.Context
+	defer func() { c.Context, c.eval.round = ctx, nil }()
+	pending := make([]int, len(objs))
+	for i := range pending {
+		pending[i] = i
+	}
+	hctx, round := facts.AtHandOnly(ctx)
+	for n := 1; len(pending) > 0; n++ {
+		if n > 1 {
+			hctx, round = round.Next()
+		}
+		c.eval.round = round
+		judged := make([]*objects.Object, len(pending))
+		for j, i := range pending {
+			judged[j] = objs[i]
+		}
+		c.startRun(judged)
+		var missed []int
+		for _, i := range pending {
+			// An object's notes count only with its verdict: a run that missed an answer is run again.
+			objNotes := &facts.Notes{}
+			c.Context = facts.WithNotes(hctx, objNotes)
+			before := c.misses()
+			v := cat.judge(c, objs[i])
+			if c.misses() != before || v.notAtHand {
+				c.eval.passRoom += len(v.passed) // thrown away: its passes are not listed
+				missed = append(missed, i)
+				continue
+			}
+			verdicts[i] = v
+			for _, note := range objNotes.List() {
+				facts.Note(ctx, note)
+			}
+		}
+		c.Context = ctx
+		pending = missed
+		if c.Progress != nil && len(pending) > 0 {
+			c.Progress(len(objs)-len(pending), len(objs))
+		}
+		if len(pending) == 0 || n == maxRounds || !round.Fetching() {
+			break
+		}
+		if round.Wait(); ctx.Err() != nil {
+			break
+		}
+	}
+	return pending
+}
+
+// objectVerdict is what the rules said of one object.
+type objectVerdict struct {
+	judged       bool
+	findings     []Finding
+	notEvaluated []NotEvaluated
+	skipped      []Skipped
+	// passed lists the rules that found nothing, as many as the evaluation still lists (see
+	// evaluation.passRoom); passedCount counts them all.
+	passed      []Passed
+	passedCount int
+	// notAtHand is set when a rule was not evaluated for want of an answer not at hand (AtHandOnly):
+	// the verdict is to be thrown away.
+	notAtHand bool
+}
+
+// merge puts the verdicts together in the order of the objects.
+func merge(verdicts []objectVerdict) Result {
+	var res Result
+	for _, v := range verdicts {
+		if v.judged {
+			res.Objects++
+		}
+		res.Findings = append(res.Findings, v.findings...)
+		res.NotEvaluated = append(res.NotEvaluated, v.notEvaluated...)
+		res.Skipped = append(res.Skipped, v.skipped...)
+		res.Passed = append(res.Passed, v.passed...)
+		res.PassedCount += v.passedCount
+	}
 	SortFindings(res.Findings)
-	return res, true
+	return res
+}
+
+// judge runs the rules that apply to o.
+func (cat *Catalog) judge(c *Context, o *objects.Object) objectVerdict {
+	var v objectVerdict
+	kind := KindOf(o)
+	if kind == "" {
+		return v
+	}
+	v.judged = true
+	ex := ExceptionOf(o)
+	for _, ri := range cat.rulesFor(kind, c.Scope) {
+		r := cat.rules[ri]
+		action, runs := r.runsIn(c)
+		if !runs {
+			continue
+		}
+		if r.Kinds[0] != KindAny && ex.Skips(r.ID) {
+			v.skipped = append(v.skipped, Skipped{Rule: r.ID, Object: o.Ref(), Reason: ex.describe()})
+			continue
+		}
+		if missing := missingFacts(c, ri, r); missing.reason != "" {
+			v.notAtHand = v.notAtHand || missing.notAtHand
+			v.notEvaluated = append(v.notEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: missing.reason, Causes: missing.causes})
+			continue
+		}
+		if r.Check == nil {
+			v.notEvaluated = append(v.notEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: "not implemented in this build", Causes: []string{"not implemented in this build"}})
+			continue
+		}
+		findings, err := r.Check(c, o)
+		if err != nil {
+			// An unknown fact, or a programming error in the rule (see Rule.Check): either way the
+			// rule did not judge the object, or (PartlyEvaluated) only what it found.
+			v.notAtHand = v.notAtHand || errors.Is(err, facts.ErrNotAtHand)
+			v.notEvaluated = append(v.notEvaluated, NotEvaluated{Rule: r.ID, Object: o.Ref(), Reason: err.Error(), Causes: []string{facts.Reason(err)}})
+			if partly := (*PartlyEvaluated)(nil); !errors.As(err, &partly) {
+				continue
+			}
+		}
+		if err == nil && len(findings) == 0 {
+			v.passedCount++
+			if c.eval.passRoom > 0 {
+				c.eval.passRoom--
+				v.passed = append(v.passed, Passed{Rule: r.ID, Object: o.Ref()})
+			}
+		}
+		for _, f := range findings {
+			f.Rule = r.ID
+			f.Action = action
+			if f.AtMost != "" && strength(f.AtMost) < strength(action) {
+				f.Action = f.AtMost
+			}
+			f.Object = o.Ref()
+			f.Source = o
+			f.Fixable = len(f.Edits) > 0
+			if f.Line == 0 {
+				f.Line = f.Object.Line
+			}
+			v.findings = append(v.findings, f)
+		}
+	}
+	return v
+}
+
+// startRun empties what a run over objects remembers: a run on what is at hand remembers answers that
+// were not.
+func (c *Context) startRun(judged []*objects.Object) {
+	st := c.eval
+	st.unknown = [len(st.unknown)]factAnswer{}
+	clear(st.memos)
+	st.nodeClasses = nil
+	st.judged = judged
+	st.tainted = 0
+}
+
+// misses counts, in a run on what is at hand, the questions that had no answer at hand so far, and
+// the uses of a remembered result (Memo, a fact's reason) computed from such an answer: an object
+// whose evaluation changed it was judged on answers not at hand.
+func (c *Context) misses() int64 {
+	st := c.state()
+	if st.round == nil {
+		return 0
+	}
+	return st.round.Misses() + st.tainted
 }
 
 // runsIn returns the rule's action in c, and whether it runs there at all: not for another operation,
@@ -216,6 +317,8 @@ func SortFindings(fs []Finding) {
 type missing struct {
 	reason string
 	causes []string
+	// notAtHand is set when a fact is unknown because its answer was not at hand (AtHandOnly).
+	notAtHand bool
 }
 
 // factAnswer is whether the provider was asked about one of the catalog's facts in this evaluation,
@@ -223,6 +326,8 @@ type missing struct {
 type factAnswer struct {
 	asked bool
 	why   string
+	// missed is set when asking had no answer at hand (see Context.misses).
+	missed bool
 }
 
 // missingFacts names the facts rule number ri of the catalog needs that the provider does not know.
@@ -233,7 +338,7 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 	var buf [8]string
 	whys := buf[:0]
 	unknown := false
-	for _, fi := range c.catalog.needs[ri] {
+	for _, fi := range c.eval.catalog.needs[ri] {
 		why := c.unknownReason(fi)
 		whys = append(whys, why)
 		unknown = unknown || why != ""
@@ -241,7 +346,9 @@ func missingFacts(c *Context, ri int, r *Rule) missing {
 	if !unknown {
 		return missing{}
 	}
-	return c.catalog.composeMissing(ri, r, whys)
+	m := c.eval.catalog.composeMissing(ri, r, whys)
+	m.notAtHand = slices.Contains(whys, facts.Reason(facts.ErrNotAtHand))
+	return m
 }
 
 // composedMissing is the last reason composed for one rule, with the per-fact reasons it came from.
@@ -290,14 +397,19 @@ func (cat *Catalog) composeMissing(ri int, r *Rule, whys []string) missing {
 // unknownReason returns why the provider does not know the catalog's fact number fi, or "" when it
 // does, asking the provider once per evaluation.
 func (c *Context) unknownReason(fi int) string {
-	if c.unknown[fi].asked {
-		return c.unknown[fi].why
+	st := c.eval
+	if a := st.unknown[fi]; a.asked {
+		if a.missed {
+			st.tainted++
+		}
+		return a.why
 	}
 	why := ""
-	if err := c.Facts.Known(c, c.catalog.facts[fi]); err != nil {
+	before := c.misses()
+	if err := c.Facts.Known(c, st.catalog.facts[fi]); err != nil {
 		why = facts.Reason(err)
 	}
-	c.unknown[fi] = factAnswer{asked: true, why: why}
+	st.unknown[fi] = factAnswer{asked: true, why: why, missed: c.misses() != before}
 	return why
 }
 

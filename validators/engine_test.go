@@ -3,8 +3,11 @@ package validators_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -165,39 +168,179 @@ func TestCheckErrors(t *testing.T) {
 	}
 }
 
-// remote answers nothing at hand and everything otherwise, and asks to be asked ahead.
-type remote struct{ facts.None }
+// remote answers from its cache and fetches the rest, as the live provider does: in an AtHandOnly
+// context a question not cached starts its fetch (facts.FetchNotAtHand) and is not at hand. A fetch
+// waits until `together` fetches run at once (or a few seconds pass), so that peak says how many it
+// ran together on any machine; with hang set, fetches never answer and a question asked outside an
+// AtHandOnly context waits for its context to end.
+type remote struct {
+	facts.None
+	together int
+	hang     bool
 
-func (remote) AskAhead() bool { return true }
+	mu            sync.Mutex
+	cached        map[string]bool
+	fetched       map[string]int
+	running, peak int
+	full          chan struct{}
+	once          sync.Once
+}
 
-func (remote) Known(ctx context.Context, f facts.Fact) error {
-	if facts.OnlyAtHand(ctx) {
-		return facts.NotAtHand(ctx, f)
+func newRemote(together int) *remote {
+	return &remote{together: together, cached: map[string]bool{}, fetched: map[string]int{}, full: make(chan struct{})}
+}
+
+func (*remote) AskAhead() bool { return true }
+
+func (p *remote) ask(ctx context.Context, f facts.Fact, q string) error {
+	p.mu.Lock()
+	cached := p.cached[q]
+	p.mu.Unlock()
+	switch {
+	case cached:
+		return nil
+	case facts.OnlyAtHand(ctx):
+		return facts.FetchNotAtHand(ctx, f, q, func(ctx context.Context) bool { return !p.fetch(ctx, q) })
+	case p.hang:
+		<-ctx.Done()
+		return facts.Unknown(f, "no answer in time")
 	}
+	p.fetch(ctx, q)
 	return nil
 }
 
-// TestAskAhead: with a provider whose answers are not at hand, Evaluate calls the catalog's
-// AskAheadFunc once before running the rules on the answers; a Subset of the catalog asks ahead as
-// the catalog does.
-func TestAskAhead(t *testing.T) {
-	r := &validators.Rule{ID: "needs-roles", Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
-		Summary: "test", Doc: "test", Needs: []facts.Fact{facts.Roles},
-		Check: func(*validators.Context, *objects.Object) ([]validators.Finding, error) { return nil, nil }}
-	asked := 0
-	cat := validators.NewCatalog(r).WithAskAhead(func(of *validators.Catalog, c *validators.Context, objs []*objects.Object) {
-		if got := of.RulesIn(c, validators.KindEC2NodeClass); len(got) != 1 || got[0] != r || len(objs) != 1 {
-			t.Errorf("asked ahead for rules %v and %d objects, want needs-roles and 1", got, len(objs))
+// fetch answers q, unless the remote hangs; it reports whether it answered.
+func (p *remote) fetch(ctx context.Context, q string) bool {
+	if p.hang {
+		<-ctx.Done()
+		return false
+	}
+	p.mu.Lock()
+	p.fetched[q]++
+	p.running++
+	p.peak = max(p.peak, p.running)
+	if p.running == p.together {
+		p.once.Do(func() { close(p.full) })
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.full:
+	case <-time.After(3 * time.Second): // not fetched together: peak says so
+	}
+	p.mu.Lock()
+	p.running--
+	p.cached[q] = true
+	p.mu.Unlock()
+	return true
+}
+
+// Known answers at hand: every fact can be had.
+func (*remote) Known(context.Context, facts.Fact) error { return nil }
+
+func (p *remote) Role(ctx context.Context, name string) (*facts.Role, error) {
+	if err := p.ask(ctx, facts.Roles, "role "+name); err != nil {
+		return nil, err
+	}
+	return &facts.Role{Name: name, ARN: "arn:aws:iam::111122223333:role/" + name}, nil
+}
+
+func (p *remote) AccessEntry(ctx context.Context, r *facts.Role) (*facts.AccessEntry, error) {
+	if err := p.ask(ctx, facts.AccessEntries, "entry "+r.ARN); err != nil {
+		return nil, err
+	}
+	return &facts.AccessEntry{PrincipalARN: r.ARN, Type: "EC2_LINUX"}, nil
+}
+
+// roleOf is an analysis rules share: the role an EC2NodeClass names.
+var roleOf = &validators.Analysis[string, roleAnswer]{Name: "role"}
+
+type roleAnswer struct {
+	role *facts.Role
+	err  error
+}
+
+// entryRule needs the roles fact, reads its class's role through a shared analysis, then the role's
+// access entry: three levels of dependent questions.
+var entryRule = &validators.Rule{ID: "entry", Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
+	Summary: "test", Doc: "test", Needs: []facts.Fact{facts.Roles},
+	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
+		ans := validators.Memo(c, roleOf, o.NodeClass.Spec.Role, func() roleAnswer {
+			r, err := c.Facts.Role(c, o.NodeClass.Spec.Role)
+			return roleAnswer{r, err}
+		})
+		if ans.err != nil {
+			return nil, ans.err
 		}
-		asked++
-	})
-	for _, c := range []*validators.Catalog{cat, cat.Subset(r)} {
-		asked = 0
-		if res := evaluate(t, c, nil, remote{}, nodeClass); len(res.NotEvaluated) > 0 {
-			t.Errorf("not evaluated: %+v", res.NotEvaluated)
+		if _, err := c.Facts.AccessEntry(c, ans.role); err != nil {
+			return nil, err
 		}
-		if asked != 1 {
-			t.Errorf("asked ahead %d times, want once", asked)
+		return []validators.Finding{{Field: "spec.role", Message: "entry of " + ans.role.Name}}, nil
+	}}
+
+// classes returns EC2NodeClasses named class-0 … class-n-1; the first two share a role.
+func classes(n int) string {
+	var b strings.Builder
+	for i := range n {
+		role := fmt.Sprintf("role-%d", i)
+		if i < 2 {
+			role = "shared"
+		}
+		fmt.Fprintf(&b, "---\napiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: class-%d\nspec:\n  role: %s\n", i, role)
+	}
+	return b.String()
+}
+
+// TestRoundsFetchEachLevelTogether: with a provider whose answers are not at hand and a catalog that
+// states nothing of what its rules will ask, a cold evaluation fetches every independent question of a
+// level together (the classes' roles at once, then their access entries at once), each question once,
+// and judges every object on the answers: a result read from a memo or a fact whose answer was not at
+// hand is never the verdict.
+func TestRoundsFetchEachLevelTogether(t *testing.T) {
+	const n = 5 // 4 distinct roles, then 4 access entries: at most AskLimit at once
+	p := newRemote(n - 1)
+	passes := &validators.Rule{ID: "passes", Kinds: []string{validators.KindEC2NodeClass}, DefaultAction: config.ActionDeny,
+		Summary: "test", Doc: "test", Check: func(*validators.Context, *objects.Object) ([]validators.Finding, error) { return nil, nil }}
+	objs := read(t, classes(n))
+	res := validators.NewCatalog(entryRule, passes).Evaluate(&validators.Context{Context: context.Background(), Facts: p, Input: objs, Scope: validators.ScopeCLI, MaxPassed: 2}, objs)
+	if len(res.NotEvaluated) > 0 || len(res.Findings) != n {
+		t.Fatalf("%d findings, not evaluated %+v; want a finding per class and nothing not evaluated", len(res.Findings), res.NotEvaluated)
+	}
+	// The passes of runs thrown away for an answer not at hand are neither counted nor listed.
+	if res.PassedCount != n || len(res.Passed) != 2 {
+		t.Errorf("%d passes, %d listed; want %d, and MaxPassed (2) listed", res.PassedCount, len(res.Passed), n)
+	}
+	for q, k := range p.fetched {
+		if k != 1 {
+			t.Errorf("%s fetched %d times, want once", q, k)
+		}
+	}
+	if want := 2 * (n - 1); len(p.fetched) != want {
+		t.Errorf("%d questions fetched, want %d (%d roles, %d access entries)", len(p.fetched), want, n-1, n-1)
+	}
+	if p.peak < n-1 || p.peak > facts.AskLimit {
+		t.Errorf("at most %d questions fetched at once; want %d to facts.AskLimit (every question of a level together)", p.peak, n-1)
+	}
+	p.fetched = map[string]int{}
+	if warm := evaluate(t, validators.NewCatalog(entryRule), nil, p, classes(n)); len(warm.Findings) != n || len(p.fetched) != 0 {
+		t.Errorf("warm: %d findings, %d fetches; want %d findings and no fetch", len(warm.Findings), len(p.fetched), n)
+	}
+}
+
+// TestRoundsStopAtTheDeadline: when the provider does not answer before the evaluation's deadline,
+// the rules that need its answers are reported as not evaluated, never as passed or denied.
+func TestRoundsStopAtTheDeadline(t *testing.T) {
+	p := newRemote(1)
+	p.hang = true
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	objs := read(t, classes(3))
+	res := validators.NewCatalog(entryRule).Evaluate(&validators.Context{Context: ctx, Facts: p, Input: objs, Scope: validators.ScopeCLI, MaxPassed: 10}, objs)
+	if len(res.Findings) != 0 || res.PassedCount != 0 || len(res.NotEvaluated) != 3 {
+		t.Fatalf("findings %+v, %d passed, not evaluated %+v; want the rule not evaluated for each class", res.Findings, res.PassedCount, res.NotEvaluated)
+	}
+	for _, ne := range res.NotEvaluated {
+		if strings.Contains(ne.Reason, "not at hand") {
+			t.Errorf("not evaluated %q: a reason of the run on what is at hand", ne.Reason)
 		}
 	}
 }

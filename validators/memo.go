@@ -23,15 +23,26 @@ type memoKey struct {
 // value is shared by every rule that asks: read it, never modify it.
 func Memo[K comparable, V any](c *Context, a *Analysis[K, V], k K, compute func() V) V {
 	key := memoKey{a, k}
-	if v, ok := c.memos[key]; ok {
-		return v.(V)
+	st := c.state()
+	if m, ok := st.memos[key]; ok {
+		if m.missed {
+			st.tainted++ // the result came from answers not at hand: so does the verdict that uses it
+		}
+		return m.value.(V)
 	}
+	before := c.misses()
 	v := compute()
-	if c.memos == nil {
-		c.memos = map[memoKey]any{}
+	if st.memos == nil {
+		st.memos = map[memoKey]memo{}
 	}
-	c.memos[key] = v
+	st.memos[key] = memo{value: v, missed: c.misses() != before}
 	return v
+}
+
+// memo is a remembered result, and whether computing it met answers not at hand (see Context.misses).
+type memo struct {
+	value  any
+	missed bool
 }
 
 // Resource names a value that a catalog keeps across its evaluations, made on first use: a cache
@@ -47,12 +58,13 @@ type Resource[T any] struct {
 // Shared returns the value of r that c's catalog keeps, made with r.New the first time any evaluation
 // of the catalog (or of its Subsets) asks. Outside an evaluation (no catalog) it returns a fresh value.
 func Shared[T any](c *Context, r *Resource[T]) T {
-	if c.catalog == nil {
+	cat := c.state().catalog
+	if cat == nil {
 		return r.New()
 	}
-	if v, ok := c.catalog.shared.Load(r); ok {
+	if v, ok := cat.shared.Load(r); ok {
 		return v.(T)
 	}
-	v, _ := c.catalog.shared.LoadOrStore(r, r.New())
+	v, _ := cat.shared.LoadOrStore(r, r.New())
 	return v.(T)
 }

@@ -122,26 +122,48 @@ type Context struct {
 	// so that a cluster of thousands of objects does not hold a record for every rule of each.
 	MaxPassed int
 
+	// eval is the engine's state during an evaluation (see Catalog.Evaluate), none of a rule's business.
+	eval *evaluation
+}
+
+// evaluation is what the engine keeps about the evaluation under way.
+type evaluation struct {
 	catalog *Catalog
 	// unknown holds the answers about the catalog's facts (Catalog.facts, at most as many as it holds:
 	// NewCatalog checks).
 	unknown [32]factAnswer
 	// memos holds the results of the analyses rules share (see Memo); made on first use, emptied at the
 	// start of each run over the objects.
-	memos map[memoKey]any
-	// nodeClasses indexes Input by name; built on first use in each Evaluate.
+	memos map[memoKey]memo
+	// nodeClasses indexes Input by name; built on first use in each run.
 	nodeClasses map[string]*objects.Object
 	// judged are the objects the running evaluation judges (see Judged).
 	judged []*objects.Object
+	// round is the run on what is at hand under way, if any (see Catalog.Evaluate), and tainted
+	// counts the uses in it of results remembered from answers not at hand (see Context.misses).
+	round   *facts.Round
+	tainted int64
+	// passRoom is how many more passes the evaluation lists (Context.MaxPassed at its start): a
+	// thousand-object audit does not hold a record for every rule that passed.
+	passRoom int
+}
+
+// state returns the engine's state of c's evaluation, made empty outside one (a rule's Check called
+// by a test).
+func (c *Context) state() *evaluation {
+	if c.eval == nil {
+		c.eval = &evaluation{}
+	}
+	return c.eval
 }
 
 // Judged returns the objects the running evaluation judges: those given to Catalog.Evaluate, which may
 // be fewer than Input (a review judges one object among the cluster's). A rule that works on all of them
 // at once, concurrently, starts from these.
-func (c *Context) Judged() []*objects.Object { return c.judged }
+func (c *Context) Judged() []*objects.Object { return c.state().judged }
 
 // Catalog returns the catalog that evaluates c (nil until Catalog.Evaluate runs with it).
-func (c *Context) Catalog() *Catalog { return c.catalog }
+func (c *Context) Catalog() *Catalog { return c.state().catalog }
 
 // NodeClass returns the EC2NodeClass of that name: FindNodeClass's answer when it is set, else the
 // class in the input (indexed on first use in each Evaluate), or nil.
@@ -149,17 +171,18 @@ func (c *Context) NodeClass(name string) *objects.Object {
 	if c.FindNodeClass != nil {
 		return c.FindNodeClass(name)
 	}
-	if c.nodeClasses == nil {
-		c.nodeClasses = map[string]*objects.Object{}
+	st := c.state()
+	if st.nodeClasses == nil {
+		st.nodeClasses = map[string]*objects.Object{}
 		for _, o := range c.Input {
 			if o.NodeClass != nil {
-				if _, dup := c.nodeClasses[o.Name]; !dup {
-					c.nodeClasses[o.Name] = o
+				if _, dup := st.nodeClasses[o.Name]; !dup {
+					st.nodeClasses[o.Name] = o
 				}
 			}
 		}
 	}
-	return c.nodeClasses[name]
+	return st.nodeClasses[name]
 }
 
 // NodePoolsOf returns the NodePools whose nodeClassRef names the EC2NodeClass of that name:
@@ -199,14 +222,7 @@ type Catalog struct {
 	// evaluation keeps its answers in an array, not a map.
 	facts []facts.Fact
 	needs [][]int
-	// askAhead, when set, asks a remote provider ahead the questions the rules will ask (see Evaluate).
-	askAhead AskAheadFunc
 }
-
-// AskAheadFunc asks c.Facts ahead, concurrently, the questions the rules of cat that run in c will ask
-// about objs, and returns when they are answered or late: the answers land in the provider's cache,
-// where the rules then find them (see Catalog.Evaluate).
-type AskAheadFunc func(cat *Catalog, c *Context, objs []*objects.Object)
 
 // NewCatalog builds a catalog from rules; it panics on a duplicate or malformed rule, which is a
 // programming error caught by every test run.
@@ -250,8 +266,8 @@ func NewCatalog(rules ...*Rule) *Catalog {
 			c.needs[i] = append(c.needs[i], fi)
 		}
 	}
-	if len(c.facts) > len(Context{}.unknown) {
-		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(Context{}.unknown)))
+	if len(c.facts) > len(evaluation{}.unknown) {
+		panic(fmt.Sprintf("the rules need %d facts; Context keeps answers for %d", len(c.facts), len(evaluation{}.unknown)))
 	}
 	return c
 }
@@ -325,17 +341,9 @@ func (c *Catalog) IDs() []string {
 	return ids
 }
 
-// WithAskAhead sets how the catalog asks a provider whose answers cost a round trip the questions its
-// rules will ask (see Evaluate), and returns the catalog. It is set once, before the catalog is used.
-func (c *Catalog) WithAskAhead(ask AskAheadFunc) *Catalog {
-	c.askAhead = ask
-	return c
-}
-
-// Subset returns a catalog of the given rules, which are rules of c, asking ahead as c does and sharing
-// its Resources.
+// Subset returns a catalog of the given rules, which are rules of c, sharing its Resources.
 func (c *Catalog) Subset(rules ...*Rule) *Catalog {
-	sub := NewCatalog(rules...).WithAskAhead(c.askAhead)
+	sub := NewCatalog(rules...)
 	sub.shared = c.shared
 	return sub
 }

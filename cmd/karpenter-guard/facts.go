@@ -184,7 +184,7 @@ func outFileError(path string, err error) error {
 // answers and the sections it could not write whole, which the snapshot leaves out (unknown). The
 // cluster is asked first: a snapshot cannot be written without it, so when it cannot be described
 // nothing else is asked. The other questions are asked together (facts.Ask, alongside the engine's
-// asking ahead: at most twice facts.AskLimit at once), each within aws.timeout.
+// own fetches: at most twice facts.AskLimit at once), each within aws.timeout.
 func exportSnapshot(ctx context.Context, cat *validators.Catalog, cfg *config.Config, p facts.Provider, set *manifest.Set) (*facts.ClusterFacts, []facts.Gap, error) {
 	rec := facts.NewRecorder(p)
 	if _, err := rec.Cluster(ctx); err != nil {

@@ -8,11 +8,12 @@
 // Deadlines: no caller waits for one question longer than aws.timeout (Options.Budget), nor past its
 // context's deadline. The call itself may go on, detached, until twice the budget, so that a question
 // first asked late in one review is answered from the cache in the next; nothing is fixed at seconds
-// independent of the budget. The provider asks ahead (facts.AsksAhead): when an evaluation's answers
-// are not all in the cache (facts.AtHandOnly tells), the engine asks it every question of the
-// evaluation before the rules run, several at a time, so that a cold review costs about one round trip
-// per level of dependent questions (cluster, then its access entries; an alias's parameter, then its
-// image) rather than one per question; a warm review runs once, from the cache.
+// independent of the budget. The provider asks ahead (facts.AsksAhead): the engine runs the rules on
+// what is in the cache (facts.AtHandOnly), where a question not cached starts its fetch and the run
+// goes on, then runs again once the answers are in, several fetched at a time, so that a cold review
+// costs about one round trip per level of dependent questions (cluster, then its access entries; an
+// alias's parameter, then its image) rather than one per question; a warm review runs once, from the
+// cache.
 //
 // An endpoint that does not serve an API (an emulator, a partition without EKS access entries)
 // answers "not available here": a lasting reason, cached like a "does not exist" answer, never
@@ -173,9 +174,9 @@ func (p *Provider) Close() {
 	p.instanceTypes.Close()
 }
 
-// AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine asks
-// an evaluation's questions ahead, several at a time, and the rules then meet cached answers. In a
-// facts.AtHandOnly context every question is answered from the cache or not at all.
+// AskAhead implements facts.AheadAsker: every answer may cost an AWS round trip, so the engine runs
+// the rules on what is cached first. In a facts.AtHandOnly context every question is answered from the
+// cache, or starts its fetch and is not at hand; the engine runs again once the answers are in.
 func (p *Provider) AskAhead() bool { return true }
 
 // Known implements facts.Provider. Cluster facts, access entries, the EBS defaults, the count of Pod

@@ -6,10 +6,25 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// Default returns the full catalog of this build: every rule of allRules, asking a remote provider
-// ahead the questions they will ask (askAhead; see validators.Catalog.Evaluate).
+// Default returns the full catalog of this build: every rule of allRules.
 func Default() *validators.Catalog {
-	return validators.NewCatalog(allRules()...).WithAskAhead(askAhead)
+	return validators.NewCatalog(allRules()...)
+}
+
+// nodeIdentityRules are the rules about the node role's identity and permissions (join readiness).
+func nodeIdentityRules() []*validators.Rule {
+	return []*validators.Rule{
+		nodeRoleTrustPolicy,
+		nodeRoleJoinPermissions,
+		nodeRoleRuntimePermissions,
+		nodeUsernameMismatch,
+		windowsNodeMissingKubeProxyGroup,
+	}
+}
+
+// controllerPermissionRules are the rules about the Karpenter controller's permissions.
+func controllerPermissionRules() []*validators.Rule {
+	return []*validators.Rule{controllerLaunchPermissions, controllerRuntimePermissions}
 }
 
 // allRules lists every rule of this build. Order does not matter: the catalog sorts by kind and ID.

@@ -8,8 +8,9 @@
 // testdata/<id>-<aspect>.golden. The rule's file holds its Check and whatever only that rule uses;
 // TestLayout keeps the naming.
 //
-// What several rules read is a named analysis in a file named for it, computed once per evaluation
-// through validators.Memo:
+// Analyses that read no rule live in packages of their own under validators/analysis
+// (trustpolicy: what a role's trust policy says about EC2). What several rules read here is a named
+// analysis in a file named for it, computed once per evaluation through validators.Memo:
 //
 //   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
 //     spec.instanceProfile);
@@ -25,10 +26,6 @@
 //   - userdata.go: a class's userData parsed for its family;
 //   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
 //     are, how messages name things.
-//
-// prefetch.go asks a remote provider ahead, concurrently, the questions those analyses and rules are
-// about to ask (the catalog's validators.AskAheadFunc); TestAskAheadMirrorsTheRules keeps the two in
-// step.
 //
 // A Check is a pure function of the object, the input, the configuration and the facts. A rule that
 // meets an unknown fact it reads only in some cases (MayNeed) returns the provider's

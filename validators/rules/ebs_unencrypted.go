@@ -66,8 +66,7 @@ var ebsUnencrypted = &validators.Rule{
 // unencryptedMappings returns the positions of the block device mappings of spec whose EBS volume
 // is not said to be encrypted: explicit ones set encrypted: false, omitted ones leave it out. An
 // EC2NodeClass without mappings gets Karpenter's own, which set encrypted: true (karpenter-provider-aws
-// DefaultEBS). The rule asks the EBS defaults only when one of these is not empty, and so does
-// askAhead.
+// DefaultEBS). The rule asks the EBS defaults only when one of these is not empty.
 func unencryptedMappings(spec objects.EC2NodeClassSpec) (explicit, omitted []int) {
 	for i, b := range spec.BlockDeviceMappings {
 		switch {

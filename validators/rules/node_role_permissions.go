@@ -9,12 +9,12 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/trustpolicy"
 )
 
 // This file holds the node-role simulation table: what the node role must be allowed for nodes to join
 // (J1–J3) and to run pods (W1–W4), one row per simulator call, with the principal the node role's ARN and
-// no request context. node-role-join-permissions and node-role-runtime-permissions ask these rows, and
-// the questions asked ahead (prefetch_node_identity.go) are built from the same functions.
+// no request context. node-role-join-permissions and node-role-runtime-permissions ask these rows.
 //
 //	J1 ec2:DescribeInstances on *: nodeadm with private-DNS naming
 //	J2 ec2:DescribeNetworkInterfaces on *: the VPC CNI on the node role's credentials
@@ -226,7 +226,7 @@ func (s nodeRoleSubject) partition() string {
 	if s.cluster.Partition != "" {
 		return s.cluster.Partition
 	}
-	return arnPartition(s.role.ARN)
+	return trustpolicy.ARNPartition(s.role.ARN)
 }
 
 // clusterARN is the cluster's ARN, the resource of eks-auth:AssumeRoleForPodIdentity.

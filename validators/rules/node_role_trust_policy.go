@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/trustpolicy"
 )
 
 var nodeRoleTrustPolicy = &validators.Rule{
@@ -33,26 +34,26 @@ var nodeRoleTrustPolicy = &validators.Rule{
 		if strings.TrimSpace(role.AssumeRolePolicyDocument) == "" {
 			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("no trust policy (assumeRolePolicyDocument) of role %s", role.Name))
 		}
-		v, err := trustOf(c, role.AssumeRolePolicyDocument)
+		v, err := trustpolicy.Of(c, role.AssumeRolePolicyDocument)
 		if err != nil {
 			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("the trust policy of role %s cannot be read (%s)", role.Name, err))
 		}
-		if v.denied == "" && v.allowed {
+		if v.Denied == "" && v.Allowed {
 			return nil, nil
 		}
 		var why string
 		var atMost config.Action
 		switch {
-		case v.denied != "":
-			why = fmt.Sprintf("its trust policy denies sts:AssumeRole to the EC2 service in %s", v.denied)
-		case v.conditional:
+		case v.Denied != "":
+			why = fmt.Sprintf("its trust policy denies sts:AssumeRole to the EC2 service in %s", v.Denied)
+		case v.Conditional:
 			why = "its trust policy lets the EC2 service assume it only under a Condition, which may not hold for EC2"
 			atMost = config.ActionWarn
-		case v.negated:
+		case v.Negated:
 			why = "its trust policy has no Allow of sts:AssumeRole for the EC2 service except through NotPrincipal or NotAction, which are not evaluated"
 			atMost = config.ActionWarn
 		default:
-			why = "its trust policy has no Allow statement for sts:AssumeRole with Principal Service " + ec2Service(arnPartition(role.ARN))
+			why = "its trust policy has no Allow statement for sts:AssumeRole with Principal Service " + trustpolicy.EC2Service(trustpolicy.ARNPartition(role.ARN))
 		}
 		msg := fmt.Sprintf("node role %s cannot be assumed by EC2: %s, so instances launch but IMDS serves no credentials for the role, the kubelet cannot authenticate and the node never joins",
 			role.ARN, why)
@@ -64,7 +65,7 @@ var nodeRoleTrustPolicy = &validators.Rule{
 			Field:   r.field,
 			Line:    o.Fields.Line("spec", strings.TrimPrefix(r.field, "spec.")),
 			Message: msg,
-			Fix:     fmt.Sprintf("aws iam update-assume-role-policy --role-name %s --policy-document '%s'", role.Name, ec2TrustPolicy(arnPartition(role.ARN))),
+			Fix:     fmt.Sprintf("aws iam update-assume-role-policy --role-name %s --policy-document '%s'", role.Name, trustpolicy.EC2Policy(trustpolicy.ARNPartition(role.ARN))),
 			AtMost:  atMost,
 		}}, nil
 	},

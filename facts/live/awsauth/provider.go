@@ -58,7 +58,7 @@ func (p *Provider) AWSAuth(ctx context.Context) (*facts.AWSAuthData, error) {
 	if p.kube == nil {
 		return nil, facts.Unknown(facts.AWSAuth, "no access to the cluster's Kubernetes API (give a kubeconfig)")
 	}
-	l, err := awscall.Get(ctx, p.answers, facts.AWSAuth, key, 0, func(ctx context.Context) (cache.Answer[parsed], error) {
+	l, err := awscall.Get(ctx, p.answers, p.metrics, facts.AWSAuth, key, 0, func(ctx context.Context) (cache.Answer[parsed], error) {
 		a, err := p.read(ctx)
 		return cache.Answer[parsed]{Value: a, TTL: TTL}, err
 	})

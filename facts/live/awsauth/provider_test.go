@@ -100,25 +100,29 @@ karpenter_guard_facts_cache_total{fact="awsAuth",result="miss"} 2
 	}
 }
 
-// TestAtHandOnly: in a facts.AtHandOnly context the provider reads nothing, and says so until a read
-// has put the ConfigMap at hand.
+// TestAtHandOnly: in a facts.AtHandOnly context the provider waits for nothing: before a read it says
+// the ConfigMap is not at hand and starts the read, once however often it is asked in the round; once
+// the round's fetches are in, the ConfigMap is at hand.
 func TestAtHandOnly(t *testing.T) {
 	reader := &counting{Reader: fake.NewClientBuilder().WithObjects(configMap(nodeRole)).Build()}
 	p := awsauth.NewProvider(reader, nil, cache.Options{})
 	t.Cleanup(p.Close)
-	hctx, missed := facts.AtHandOnly(context.Background())
-	if _, err := p.AWSAuth(hctx); !errors.Is(err, facts.ErrNotAtHand) || !missed() {
-		t.Errorf("AWSAuth at hand only, before a read = %v (missed %v); want not at hand", err, missed())
+	hctx, round := facts.AtHandOnly(context.Background())
+	for range 2 {
+		if _, err := p.AWSAuth(hctx); !errors.Is(err, facts.ErrNotAtHand) || !round.Missed() {
+			t.Errorf("AWSAuth at hand only, before a read = %v (missed %v); want not at hand", err, round.Missed())
+		}
 	}
-	if n := reader.gets.Load(); n != 0 {
-		t.Errorf("%d reads at hand only", n)
+	round.Wait()
+	if n := reader.gets.Load(); n != 1 {
+		t.Errorf("%d reads started at hand only; want 1", n)
 	}
-	if _, err := p.AWSAuth(context.Background()); err != nil {
-		t.Fatal(err)
+	hctx, round = facts.AtHandOnly(context.Background())
+	if a, err := p.AWSAuth(hctx); err != nil || a == nil || round.Missed() {
+		t.Errorf("AWSAuth at hand only, after a read = %v, %v (missed %v); want the ConfigMap", a, err, round.Missed())
 	}
-	hctx, missed = facts.AtHandOnly(context.Background())
-	if a, err := p.AWSAuth(hctx); err != nil || a == nil || missed() {
-		t.Errorf("AWSAuth at hand only, after a read = %v, %v (missed %v); want the ConfigMap", a, err, missed())
+	if n := reader.gets.Load(); n != 1 {
+		t.Errorf("%d reads; want the one started at hand only", n)
 	}
 }
 

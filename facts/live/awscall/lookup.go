@@ -57,7 +57,7 @@ type Fetch[T any] func(ctx context.Context) (v T, negative bool, err error)
 func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Question, fetch Fetch[T]) (T, error) {
 	var zero T
 	action, budget, ttl := q.Action, c.Budget, q.TTL // all the fetch needs: a small closure, made on every lookup
-	l, err := Get(ctx, answers, q.Fact, q.Action+" "+q.Key, q.MaxAge, func(ctx context.Context) (cache.Answer[T], error) {
+	l, err := Get(ctx, answers, c.Metrics, q.Fact, q.Action+" "+q.Key, q.MaxAge, func(ctx context.Context) (cache.Answer[T], error) {
 		v, negative, err := fetch(ctx)
 		if err == nil {
 			a := cache.Answer[T]{Value: v, Negative: negative}
@@ -91,18 +91,38 @@ func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Que
 }
 
 // Get answers key through answers, fetching it when needed (no older than maxAge, when set). In a
-// facts.AtHandOnly context it asks nothing, and a question without an answer at hand is
-// facts.NotAtHand for fact f (an error wrapping facts.ErrNotAtHand, neither counted nor worded: the
-// engine asks it ahead and runs again).
-func Get[T any](ctx context.Context, answers *cache.Cache[T], f facts.Fact, key string, maxAge time.Duration, fetch cache.Fetch[T]) (cache.Lookup[T], error) {
+// facts.AtHandOnly context it waits for nothing: a question without an answer at hand starts its fetch
+// in the background (facts.FetchNotAtHand, once per round) and is facts.NotAtHand for fact f (an error
+// wrapping facts.ErrNotAtHand, neither counted nor worded: the engine runs again once the answer is in);
+// the fetch's lookup is counted in m (nil: not counted). A question whose fetch already ended late in
+// the evaluation (facts.GaveUp) is answered at once as late, or with the stale answer.
+func Get[T any](ctx context.Context, answers *cache.Cache[T], m *Metrics, f facts.Fact, key string, maxAge time.Duration, fetch cache.Fetch[T]) (cache.Lookup[T], error) {
 	if !facts.OnlyAtHand(ctx) {
 		return answers.GetWithin(ctx, key, maxAge, fetch)
 	}
 	l, ok, err := answers.Cached(key, maxAge)
-	if !ok {
-		return l, facts.NotAtHand(ctx, f)
+	if ok {
+		return l, err
 	}
-	return l, err
+	id := inFlight{answers, key}
+	if facts.GaveUp(ctx, id) {
+		// Its wait already ended in this evaluation: answered as a wait that ends now would be (the
+		// stale answer, else late), without fetching.
+		done, cancel := context.WithCancelCause(ctx)
+		cancel(cache.ErrMaxWait)
+		return answers.GetWithin(done, key, maxAge, fetch)
+	}
+	return l, facts.FetchNotAtHand(ctx, f, id, func(ctx context.Context) bool {
+		l, err := answers.GetWithin(ctx, key, maxAge, fetch)
+		m.CountLookup(f, l.Result)
+		return errors.Is(err, cache.ErrLate) || (l.Result == cache.Stale && errors.Is(l.RefreshErr, cache.ErrLate))
+	})
+}
+
+// inFlight names one question in a round (facts.FetchNotAtHand): its cache and key.
+type inFlight struct {
+	answers any
+	key     string
 }
 
 // Probe is a question about something that does not exist, which AWS answers with "not found" when

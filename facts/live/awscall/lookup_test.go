@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	smithy "github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/facts/cache"
@@ -51,25 +53,35 @@ func TestLookupWording(t *testing.T) {
 	}
 }
 
-// TestLookupAtHandOnly: in a facts.AtHandOnly context a question without an answer at hand asks
-// nothing and is not counted; with one, it is answered.
+// TestLookupAtHandOnly: in a facts.AtHandOnly context a question without an answer at hand waits for
+// nothing and is not at hand; its fetch starts in the background, once however often it is asked in
+// the round, and is counted when it answers; then the answer is at hand.
 func TestLookupAtHandOnly(t *testing.T) {
 	answers := cache.New[string](cache.Options{})
 	defer answers.Close()
-	c := Caller{}
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Caller{Metrics: metrics}
 	q := Question{Fact: facts.SSMParameters, Action: "ssm:GetParameter", Key: "/p"}
-	fetches := 0
-	fetch := func(context.Context) (string, bool, error) { fetches++; return "v", false, nil }
-	hctx, missed := facts.AtHandOnly(context.Background())
-	if _, err := Lookup(hctx, c, answers, q, fetch); !errors.Is(err, facts.ErrNotAtHand) || !missed() || fetches != 0 {
-		t.Errorf("at hand only, nothing cached: %v (missed %v, %d fetches); want not at hand, no fetch", err, missed(), fetches)
+	var fetches atomic.Int32
+	fetch := func(context.Context) (string, bool, error) { fetches.Add(1); return "v", false, nil }
+	hctx, round := facts.AtHandOnly(context.Background())
+	for range 3 {
+		if _, err := Lookup(hctx, c, answers, q, fetch); !errors.Is(err, facts.ErrNotAtHand) || !round.Missed() {
+			t.Errorf("at hand only, nothing cached: %v (missed %v); want not at hand", err, round.Missed())
+		}
 	}
-	if v, err := Lookup(context.Background(), c, answers, q, fetch); v != "v" || err != nil {
-		t.Fatalf("Lookup = %q, %v", v, err)
+	if round.Wait(); round.Fetching() || fetches.Load() != 1 {
+		t.Fatalf("after the round: fetching %v, %d fetches; want the one fetch started at hand only, returned", round.Fetching(), fetches.Load())
 	}
-	hctx, missed = facts.AtHandOnly(context.Background())
-	if v, err := Lookup(hctx, c, answers, q, fetch); v != "v" || err != nil || missed() || fetches != 1 {
-		t.Errorf("at hand only, cached: %q, %v (missed %v, %d fetches); want the cached answer", v, err, missed(), fetches)
+	if got := testutil.ToFloat64(metrics.lookups.WithLabelValues(string(facts.SSMParameters), string(cache.Miss))); got != 1 {
+		t.Errorf("%v misses counted; want the fetch's", got)
+	}
+	hctx, round = facts.AtHandOnly(context.Background())
+	if v, err := Lookup(hctx, c, answers, q, fetch); v != "v" || err != nil || round.Missed() || fetches.Load() != 1 {
+		t.Errorf("at hand only, cached: %q, %v (missed %v, %d fetches); want the cached answer", v, err, round.Missed(), fetches.Load())
 	}
 }
 

@@ -75,12 +75,10 @@ func (p *Provider) policyTests(ctx context.Context, principal string) (*contextT
 	if !ok {
 		return nil, nil
 	}
-	if !facts.OnlyAtHand(ctx) {
-		if _, fresh, _ := p.policies.Cached(policiesAction+" "+principal, 0); !fresh {
-			if last, ok := p.readings.last(principal); ok {
-				p.readings.refresh(principal, func(ctx context.Context) { _, _ = p.readTests(ctx, principal, name) })
-				return last, nil
-			}
+	if _, fresh, _ := p.policies.Cached(policiesAction+" "+principal, 0); !fresh {
+		if last, ok := p.readings.last(principal); ok {
+			p.readings.refresh(principal, func(ctx context.Context) { _, _ = p.readTests(ctx, principal, name) })
+			return last, nil
 		}
 	}
 	return p.readTests(ctx, principal, name)

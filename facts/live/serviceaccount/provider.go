@@ -54,7 +54,7 @@ func (p *Provider) Get(ctx context.Context, f facts.Fact, namespace, name string
 		return nil, facts.Unknown(f, "no access to the cluster's Kubernetes API (give a kubeconfig)")
 	}
 	key := namespace + "/" + name
-	l, err := awscall.Get(ctx, p.answers, f, key, 0, func(ctx context.Context) (cache.Answer[*Account], error) {
+	l, err := awscall.Get(ctx, p.answers, p.metrics, f, key, 0, func(ctx context.Context) (cache.Answer[*Account], error) {
 		a, err := p.read(ctx, namespace, name)
 		return cache.Answer[*Account]{Value: a, Negative: a == nil}, err
 	})

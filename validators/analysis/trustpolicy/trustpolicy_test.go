@@ -1,4 +1,4 @@
-package rules
+package trustpolicy
 
 import (
 	"net/url"
@@ -12,7 +12,7 @@ import (
 func TestTrustMemory(t *testing.T) {
 	m := newTrustMemory(2)
 	denyEC2 := `{"Statement":[{"Sid":"NoInstances","Effect":"Deny","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:*"}]}`
-	docs := []string{ec2TrustPolicy("aws"), url.QueryEscape(ec2TrustPolicy("aws-cn")), denyEC2, `{"Statement":`, `{"Statement":[{"Principal":7}]}`}
+	docs := []string{EC2Policy("aws"), url.QueryEscape(EC2Policy("aws-cn")), denyEC2, `{"Statement":`, `{"Statement":[{"Principal":7}]}`}
 	for _, doc := range docs {
 		want, wantErr := readTrust(decodeTrustDocument(doc))
 		for range 2 {
@@ -32,9 +32,9 @@ func TestTrustMemory(t *testing.T) {
 		t.Error("the least recent text is still remembered past the size")
 	}
 
-	long := strings.Replace(ec2TrustPolicy("aws"), `"Statement"`, `"Padding":"`+strings.Repeat("x", maxRememberedTrustText)+`","Statement"`, 1)
+	long := strings.Replace(EC2Policy("aws"), `"Statement"`, `"Padding":"`+strings.Repeat("x", maxRememberedTrustText)+`","Statement"`, 1)
 	v, err := m.read(long)
-	if err != nil || !v.allowed {
+	if err != nil || !v.Allowed {
 		t.Errorf("a long policy letting EC2 in read as %+v, %v", v, err)
 	}
 	if m.readings.Contains(long) {

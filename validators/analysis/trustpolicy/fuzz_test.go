@@ -1,4 +1,4 @@
-package rules
+package trustpolicy
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // fix writes is read as letting EC2 assume the role.
 func FuzzReadTrust(f *testing.F) {
 	for _, s := range []string{
-		ec2TrustPolicy("aws"),
+		EC2Policy("aws"),
 		`{"Statement":{"Effect":"Allow","Principal":"*","Action":["sts:*"]}}`,
 		`{"Statement":[{"Effect":"Deny","Principal":{"Service":["ec2.amazonaws.com"]},"Action":"*"}]}`,
 		`{"Statement":[{"Effect":"Allow","NotPrincipal":{"AWS":"arn:aws:iam::1:root"},"Action":"sts:AssumeRole"}]}`,
@@ -27,7 +27,7 @@ func FuzzReadTrust(f *testing.F) {
 			}
 			return
 		}
-		if doc == ec2TrustPolicy("aws") && (!v.allowed || v.denied != "" || v.conditional || v.negated) {
+		if doc == EC2Policy("aws") && (!v.Allowed || v.Denied != "" || v.Conditional || v.Negated) {
 			t.Fatalf("the policy the fix writes is not read as letting EC2 assume the role: %+v", v)
 		}
 	})

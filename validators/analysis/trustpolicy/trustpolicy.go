@@ -1,4 +1,9 @@
-package rules
+// Package trustpolicy reads a role's trust policy (the JSON document IAM GetRole returns) far enough to
+// tell whether EC2 may assume the role for an instance profile: which statements allow or deny
+// sts:AssumeRole to the EC2 service. No Go library evaluates IAM policy documents, so this decodes the
+// grammar's few shapes with encoding/json by hand; it evaluates no conditions. node-role-trust-policy
+// judges a node role by its Verdict.
+package trustpolicy
 
 import (
 	"encoding/json"
@@ -11,11 +16,6 @@ import (
 
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
-
-// This file reads a role's trust policy (the JSON document IAM GetRole returns) far enough to tell
-// whether EC2 may assume the role for an instance profile: which statements allow or deny
-// sts:AssumeRole to the EC2 service. No Go library evaluates IAM policy documents, so this decodes the
-// grammar's few shapes with encoding/json by hand; it evaluates no conditions.
 
 // trustDocument is an IAM policy document as far as trust goes.
 type trustDocument struct {
@@ -57,48 +57,48 @@ func (o *oneOrMany[T]) UnmarshalJSON(b []byte) error {
 // ec2Principals are the service principals EC2 assumes an instance profile's role as.
 var ec2Principals = []string{"ec2.amazonaws.com", "ec2.amazonaws.com.cn"}
 
-// trustVerdict is what a trust policy says about EC2 assuming the role.
-type trustVerdict struct {
-	// allowed: an Allow statement without a condition lets EC2 assume the role.
-	allowed bool
-	// conditional: an Allow statement lets EC2 assume the role only under a condition.
-	conditional bool
-	// denied names the unconditional Deny statement that refuses EC2 ("" when none does).
-	denied string
-	// negated: a statement uses NotPrincipal or NotAction, which this reading does not evaluate.
-	negated bool
+// Verdict is what a trust policy says about EC2 assuming the role.
+type Verdict struct {
+	// Allowed: an Allow statement without a condition lets EC2 assume the role.
+	Allowed bool
+	// Conditional: an Allow statement lets EC2 assume the role only under a condition.
+	Conditional bool
+	// Denied names the unconditional Deny statement that refuses EC2 ("" when none does).
+	Denied string
+	// Negated: a statement uses NotPrincipal or NotAction, which this reading does not evaluate.
+	Negated bool
 }
 
-// readTrust parses a trust policy and judges it for EC2 (see trustVerdict).
-func readTrust(doc string) (trustVerdict, error) {
+// readTrust parses a trust policy and judges it for EC2 (see Verdict).
+func readTrust(doc string) (Verdict, error) {
 	var d trustDocument
 	if err := json.Unmarshal([]byte(doc), &d); err != nil {
-		return trustVerdict{}, fmt.Errorf("the trust policy is not a policy document: %w", err)
+		return Verdict{}, fmt.Errorf("the trust policy is not a policy document: %w", err)
 	}
-	var v trustVerdict
+	var v Verdict
 	for i, s := range d.Statement {
 		if len(s.NotPrincipal) > 0 || len(s.NotAction) > 0 {
-			v.negated = true
+			v.Negated = true
 			continue
 		}
 		ec2, err := namesEC2(s.Principal)
 		if err != nil {
-			return trustVerdict{}, fmt.Errorf("statement %d of the trust policy: %w", i+1, err)
+			return Verdict{}, fmt.Errorf("statement %d of the trust policy: %w", i+1, err)
 		}
 		if !ec2 || !assumesRole(s.Action) {
 			continue
 		}
 		conditional := hasCondition(s.Condition)
 		switch {
-		case strings.EqualFold(s.Effect, "Deny") && !conditional && v.denied == "":
-			v.denied = fmt.Sprintf("statement %d", i+1)
+		case strings.EqualFold(s.Effect, "Deny") && !conditional && v.Denied == "":
+			v.Denied = fmt.Sprintf("statement %d", i+1)
 			if s.Sid != "" {
-				v.denied = fmt.Sprintf("statement %q", s.Sid)
+				v.Denied = fmt.Sprintf("statement %q", s.Sid)
 			}
 		case strings.EqualFold(s.Effect, "Allow") && conditional:
-			v.conditional = true
+			v.Conditional = true
 		case strings.EqualFold(s.Effect, "Allow"):
-			v.allowed = true
+			v.Allowed = true
 		}
 	}
 	return v, nil
@@ -160,9 +160,9 @@ func hasCondition(raw json.RawMessage) bool {
 	return len(m) > 0
 }
 
-// trustOf returns the verdict on a role's trust policy as the facts hold it (URL-encoded or not), from
+// Of returns the verdict on a role's trust policy as the facts hold it (URL-encoded or not), from
 // the catalog's memory of recent policy texts (trustReadings).
-func trustOf(c *validators.Context, doc string) (trustVerdict, error) {
+func Of(c *validators.Context, doc string) (Verdict, error) {
 	return validators.Shared(c, trustReadings).read(doc)
 }
 
@@ -190,7 +190,7 @@ type trustMemory struct {
 
 // trustReading is readTrust's answer on one text.
 type trustReading struct {
-	v   trustVerdict
+	v   Verdict
 	err error
 }
 
@@ -203,7 +203,7 @@ func newTrustMemory(size int) *trustMemory {
 }
 
 // read returns readTrust's verdict on doc, URL-decoded when IAM's wire form, remembered by doc's text.
-func (m *trustMemory) read(doc string) (trustVerdict, error) {
+func (m *trustMemory) read(doc string) (Verdict, error) {
 	if len(doc) > maxRememberedTrustText {
 		return readTrust(decodeTrustDocument(doc))
 	}
@@ -227,21 +227,21 @@ func decodeTrustDocument(doc string) string {
 	return doc
 }
 
-// ec2TrustPolicy is the trust policy that lets EC2 assume a role in the partition.
-func ec2TrustPolicy(partition string) string {
-	return `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"` + ec2Service(partition) + `"},"Action":"sts:AssumeRole"}]}`
+// EC2Policy is the trust policy that lets EC2 assume a role in the partition.
+func EC2Policy(partition string) string {
+	return `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"` + EC2Service(partition) + `"},"Action":"sts:AssumeRole"}]}`
 }
 
-// ec2Service is the EC2 service principal of a partition.
-func ec2Service(partition string) string {
+// EC2Service is the EC2 service principal of a partition.
+func EC2Service(partition string) string {
 	if partition == "aws-cn" {
 		return "ec2.amazonaws.com.cn"
 	}
 	return "ec2.amazonaws.com"
 }
 
-// arnPartition returns the partition of an ARN (arn:aws-cn:… → aws-cn), "aws" when it has none.
-func arnPartition(arn string) string {
+// ARNPartition returns the partition of an ARN (arn:aws-cn:… → aws-cn), "aws" when it has none.
+func ARNPartition(arn string) string {
 	parts := strings.SplitN(arn, ":", 3)
 	if len(parts) < 3 || parts[0] != "arn" || parts[1] == "" {
 		return "aws"
