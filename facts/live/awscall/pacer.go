@@ -105,23 +105,29 @@ func (p *Pacer) Install(stack *middleware.Stack) error {
 func (p *Pacer) handle(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 	svc := ServiceKey(ctx)
 	s := p.service(svc)
-	probe, left, ok := s.admit(p.opts.Now())
-	if !ok {
+	if left, ok := s.open(p.opts.Now()); !ok {
 		p.opts.Metrics.countRefused(svc, refusedBackoff)
 		return middleware.FinalizeOutput{}, middleware.Metadata{}, &ThrottledError{Service: svc, Left: left}
 	}
 	budget := facts.CallBudgetFrom(ctx)
 	if budget != nil && !budget.Take() {
-		s.release(probe)
 		p.opts.Metrics.countRefused(svc, refusedBudget)
 		return middleware.FinalizeOutput{}, middleware.Metadata{}, &BudgetError{Limit: budget.Limit()}
 	}
 	if err := p.wait(ctx, svc, s); err != nil {
-		s.release(probe)
 		if budget != nil {
 			budget.Refund()
 		}
 		return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+	}
+	// Asked again after the wait: AWS may have throttled another call meanwhile.
+	probe, left, ok := s.admit(p.opts.Now())
+	if !ok {
+		if budget != nil {
+			budget.Refund()
+		}
+		p.opts.Metrics.countRefused(svc, refusedBackoff)
+		return middleware.FinalizeOutput{}, middleware.Metadata{}, &ThrottledError{Service: svc, Left: left}
 	}
 	out, md, err := next.HandleFinalize(ctx, in)
 	if d, throttled := s.settle(p.opts.Now(), Classify(err), probe, p.opts); throttled {
@@ -177,6 +183,20 @@ func (p *Pacer) wait(ctx context.Context, svc string, s *pace) error {
 	}
 }
 
+// open says whether a call may be sent now, as admit does, without taking the probe: a call checks
+// it before it waits for the rate limit, and is admitted after.
+func (s *pace) open(now time.Time) (left time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case now.Before(s.until):
+		return s.until.Sub(now), false
+	case s.failures > 0 && s.probing:
+		return 0, false
+	}
+	return 0, true
+}
+
 // admit says whether a call may be sent now: not during a backoff (left is what remains of it), and
 // after one only the probe, one call at a time, until AWS answers it.
 func (s *pace) admit(now time.Time) (probe bool, left time.Duration, ok bool) {
@@ -192,16 +212,6 @@ func (s *pace) admit(now time.Time) (probe bool, left time.Duration, ok bool) {
 	}
 	s.probing = true
 	return true, 0, true
-}
-
-// release ends a probe that was not sent: the next call probes instead.
-func (s *pace) release(probe bool) {
-	if !probe {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.probing = false
 }
 
 // settle records how AWS answered: a throttling answer starts or lengthens the backoff (its length
