@@ -226,16 +226,18 @@ func (s *pace) settle(now time.Time, o Outcome, probe bool, opts PacerOptions) (
 	}
 	switch o {
 	case OutcomeThrottled:
+		if !probe && now.Before(s.until) {
+			// Sent before the backoff started, with others AWS throttled alike: one burst, one step.
+			return s.until.Sub(now), true
+		}
 		s.failures++
 		full := opts.BackoffMax
 		if s.failures < 32 {
 			full = min(opts.BackoffMax, opts.BackoffMin<<(s.failures-1))
 		}
 		d = full/2 + time.Duration(opts.Jitter()*float64(full/2))
-		if until := now.Add(d); until.After(s.until) {
-			s.until = until
-		}
-		return s.until.Sub(now), true
+		s.until = now.Add(d)
+		return d, true
 	case OutcomeSuccess, OutcomeNotFound, OutcomeDenied, OutcomeUnavailable, OutcomeCredentials:
 		s.failures, s.until = 0, time.Time{}
 		return 0, false

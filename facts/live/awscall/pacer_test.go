@@ -274,3 +274,24 @@ func TestPacerRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestPacerBurstOfThrottlesIsOneStep: calls sent together before the first throttling answer came back,
+// and throttled alike, lengthen the backoff once, not once each.
+func TestPacerBurstOfThrottlesIsOneStep(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)}
+	p, _ := newTestPacer(t, c, nil)
+	s := p.service("iam")
+	for i := 0; i < 8; i++ {
+		if probe, _, ok := s.admit(c.Now()); !ok || probe {
+			t.Fatalf("call %d of the burst not admitted as a plain call", i)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		if d, throttled := s.settle(c.Now(), OutcomeThrottled, false, p.opts); !throttled || d != time.Second {
+			t.Fatalf("throttled answer %d of the burst: backoff %v, want 1s", i, d)
+		}
+	}
+	if s.failures != 1 {
+		t.Errorf("a burst of 8 throttled answers counted %d steps; want 1", s.failures)
+	}
+}
