@@ -189,10 +189,7 @@ func (l *Loop) run(ctx context.Context) (*Outcome, error) {
 	} else {
 		objs.CRDs = set
 	}
-	// The audit's own budget: a whole cluster's questions, answered from the cache once warm.
-	actx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
-	defer cancel()
-	o := Run(actx, l.Catalog, l.Config, l.Facts, objs)
+	o := l.evaluate(ctx, objs)
 	// The gauge and the Events say what the audit found even when a report could not be written.
 	l.publish(o)
 	w := &ReportWriter{Client: l.Client, Metrics: l.Metrics, Log: l.Log}
@@ -242,4 +239,20 @@ func eventTarget(o *objects.Object, uid string) *unstructured.Unstructured {
 	u.SetNamespace(o.Namespace)
 	u.SetUID(types.UID(uid))
 	return u
+}
+
+// evaluate runs one audit of objs within the audit's budgets: its time, a whole cluster's questions
+// answered from the cache once warm, and its AWS calls (aws.auditCallBudget), so that a cold cluster
+// of thousands of objects cannot flood AWS. A question that does not fit is not evaluated, and the
+// next audit asks it: with the answers of this one cached, it asks little else.
+func (l *Loop) evaluate(ctx context.Context, objs *Objects) *Outcome {
+	ctx, cancel := context.WithTimeout(ctx, max(time.Minute, 10*l.Config.AWS.Timeout.Duration))
+	defer cancel()
+	budget := facts.NewCallBudget(int(l.Config.AWS.AuditCallBudget))
+	o := Run(facts.WithCallBudget(ctx, budget), l.Catalog, l.Config, l.Facts, objs)
+	if budget.Used() >= budget.Limit() {
+		l.Log.Info("audit: its budget of AWS calls (aws.auditCallBudget) is spent; what it could not ask is not evaluated, and the next audit asks it",
+			"budget", budget.Limit())
+	}
+	return o
 }

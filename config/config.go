@@ -105,6 +105,57 @@ type AWS struct {
 	CacheTTL         Duration `yaml:"cacheTTL"`
 	NegativeCacheTTL Duration `yaml:"negativeCacheTTL"`
 	OnError          OnError  `yaml:"onError"`
+	// RequestsPerSecond is karpenter-guard's own rate limit of each AWS service, for every request of
+	// the process (reviews, audits, retries), well under AWS's own limits by default.
+	RequestsPerSecond RequestsPerSecond `yaml:"requestsPerSecond"`
+	// AuditCallBudget is the most AWS requests one in-cluster audit may send (default 1000); what does
+	// not fit is not evaluated, and the next audit asks it.
+	AuditCallBudget Calls `yaml:"auditCallBudget"`
+}
+
+// Calls is a number of AWS requests.
+type Calls int
+
+// RequestsPerSecond is a sustained rate per AWS service; each service may also send a burst of
+// BurstSeconds times its rate at once after a quiet time.
+type RequestsPerSecond struct {
+	// IAM is shared by every caller of the account: throttling it stalls Terraform, consoles and
+	// Karpenter's own instance-profile work too (default 10).
+	IAM float64 `yaml:"iam"`
+	// STS is asked once per credential check (default 5).
+	STS float64 `yaml:"sts"`
+	// EKS describes the cluster, its access entries and Pod Identity associations (default 5).
+	EKS float64 `yaml:"eks"`
+	// EC2 Describe* calls share the account's bucket of non-mutating EC2 actions (default 10).
+	EC2 float64 `yaml:"ec2"`
+	// SSM resolves AMI aliases and parameters (default 10).
+	SSM float64 `yaml:"ssm"`
+	// KMS describes the EBS encryption keys (default 10).
+	KMS float64 `yaml:"kms"`
+	// ServiceQuotas reads the EC2 quotas; its limits are the lowest of all (default 2).
+	ServiceQuotas float64 `yaml:"serviceQuotas"`
+}
+
+// BurstSeconds is how many seconds' worth of requests a service may send at once after a quiet time:
+// a cold review asks its questions together, well under the few hundred calls after which AWS starts
+// throttling a burst.
+const BurstSeconds = 4
+
+// DefaultAuditCallBudget is aws.auditCallBudget when the file does not set it.
+const DefaultAuditCallBudget = 1000
+
+// DefaultRequestsPerSecond are aws.requestsPerSecond when the file does not set them: well under
+// what AWS lets an account do, since karpenter-guard shares the account's limits with everything
+// else in it. EC2's documented bucket of non-mutating actions refills at 20 a second; IAM documents
+// none, and users see it throttle SimulatePrincipalPolicy after about 180 calls in a burst.
+func DefaultRequestsPerSecond() RequestsPerSecond {
+	return RequestsPerSecond{IAM: 10, STS: 5, EKS: 5, EC2: 10, SSM: 10, KMS: 10, ServiceQuotas: 2}
+}
+
+// ByService returns the rates by service, keyed as the AWS SDK's service IDs are in lower case
+// without spaces ("iam", "servicequotas").
+func (r RequestsPerSecond) ByService() map[string]float64 {
+	return map[string]float64{"iam": r.IAM, "sts": r.STS, "eks": r.EKS, "ec2": r.EC2, "ssm": r.SSM, "kms": r.KMS, "servicequotas": r.ServiceQuotas}
 }
 
 // Subnets configures the subnet rules.
@@ -153,10 +204,12 @@ func Default() *Config {
 		Rules:      map[string]Action{},
 		AMIOwners:  AMIOwners{},
 		AWS: AWS{
-			Timeout:          Duration{2 * time.Second},
-			CacheTTL:         Duration{5 * time.Minute},
-			NegativeCacheTTL: Duration{30 * time.Second},
-			OnError:          OnErrorWarn,
+			Timeout:           Duration{2 * time.Second},
+			CacheTTL:          Duration{5 * time.Minute},
+			NegativeCacheTTL:  Duration{30 * time.Second},
+			OnError:           OnErrorWarn,
+			RequestsPerSecond: DefaultRequestsPerSecond(),
+			AuditCallBudget:   DefaultAuditCallBudget,
 		},
 		Karpenter: Karpenter{ServiceAccount: DefaultKarpenterServiceAccount, MinValuesPolicy: MinValuesStrict},
 		Subnets:   Subnets{MinFreeIPs: DefaultMinFreeIPs},
@@ -269,6 +322,19 @@ func Parse(data []byte, knownRules []string) (*Config, error) {
 	default:
 		problems = append(problems, fmt.Sprintf("aws.onError %q: expected warn, deny or allow", c.AWS.OnError))
 	}
+	for _, r := range []struct {
+		key  string
+		rate float64
+	}{{"iam", c.AWS.RequestsPerSecond.IAM}, {"sts", c.AWS.RequestsPerSecond.STS}, {"eks", c.AWS.RequestsPerSecond.EKS},
+		{"ec2", c.AWS.RequestsPerSecond.EC2}, {"ssm", c.AWS.RequestsPerSecond.SSM}, {"kms", c.AWS.RequestsPerSecond.KMS},
+		{"serviceQuotas", c.AWS.RequestsPerSecond.ServiceQuotas}} {
+		if r.rate <= 0 {
+			problems = append(problems, fmt.Sprintf("aws.requestsPerSecond.%s %v: expected a rate above 0 (requests per second; 0.5 is one every 2s)", r.key, r.rate))
+		}
+	}
+	if c.AWS.AuditCallBudget < 1 {
+		problems = append(problems, fmt.Sprintf("aws.auditCallBudget %d: expected a number of AWS calls, 1 or more", c.AWS.AuditCallBudget))
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, errors.New(strings.Join(problems, "; "))
@@ -300,10 +366,13 @@ var typeNames = strings.NewReplacer(
 	"into config.Action", "into a rule action: expected deny, warn, audit or off",
 	"into config.AMIOwners", "into amiOwners: expected a mapping with allowed and defaultOwner",
 	"into []string", "into amiOwners.allowed: expected a list of account ids or aliases",
-	"into config.AWS", "into aws: expected a mapping with timeout, cacheTTL, negativeCacheTTL and onError",
+	"into config.AWS", "into aws: expected a mapping with timeout, cacheTTL, negativeCacheTTL, onError, requestsPerSecond and auditCallBudget",
+	"into config.RequestsPerSecond", "into aws.requestsPerSecond: expected a mapping with iam, sts, eks, ec2, ssm, kms and serviceQuotas",
+	"into float64", "into a rate: expected a number of requests per second",
 	"into config.OnError", "into aws.onError: expected warn, deny or allow",
 	"into string", "into a text field: expected a string",
 	"into int", "into subnets.minFreeIPs: expected a whole number",
+	"into config.Calls", "into aws.auditCallBudget: expected a whole number of AWS calls",
 )
 
 func cleanYAMLError(err error) string {
@@ -317,6 +386,7 @@ func cleanYAMLError(err error) string {
 		}
 		l = strings.Replace(l, "not found in type config.Config", "is not a GuardConfig key", 1)
 		l = strings.Replace(l, "not found in type config.AWS", "is not a key of aws", 1)
+		l = strings.Replace(l, "not found in type config.RequestsPerSecond", "is not a key of aws.requestsPerSecond", 1)
 		l = strings.Replace(l, "not found in type config.AMIOwners", "is not a key of amiOwners", 1)
 		l = strings.Replace(l, "not found in type config.Karpenter", "is not a key of karpenter", 1)
 		l = typeNames.Replace(l)

@@ -130,6 +130,10 @@ func guardConfigSchema(t *testing.T) *jsonschema.Schema {
 	prop(t, s, "karpenter", "minValuesPolicy").Enum = enum(config.MinValuesStrict, config.MinValuesBestEffort)
 	zero := json.Number("0")
 	prop(t, s, "subnets", "minFreeIPs").Minimum = zero
+	for _, svc := range []string{"iam", "sts", "eks", "ec2", "ssm", "kms", "serviceQuotas"} {
+		prop(t, s, "aws", "requestsPerSecond", svc).ExclusiveMinimum = zero
+	}
+	prop(t, s, "aws", "auditCallBudget").Minimum = json.Number("1")
 	return s
 }
 

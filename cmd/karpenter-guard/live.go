@@ -148,7 +148,7 @@ func (o *liveOptions) newProvider(ctx context.Context, cfg *config.Config, kube 
 		serviceAccounts = o.inputAccounts // no cluster: the input's ServiceAccounts, if any
 	}
 	p, err := live.New(live.Options{
-		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m), Kube: kube,
+		ClusterName: o.clusterName, Region: awsCfg.Region, Clients: live.NewClients(awsCfg, m, live.NewPacer(cfg.AWS, m)), Kube: kube,
 		ServiceAccounts: serviceAccounts, Karpenter: cfg.Karpenter,
 		Budget: cfg.AWS.Timeout.Duration, Metrics: m,
 		Cache: cache.Options{TTL: cfg.AWS.CacheTTL.Duration, NegativeTTL: cfg.AWS.NegativeCacheTTL.Duration},

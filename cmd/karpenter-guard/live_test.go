@@ -291,7 +291,7 @@ func TestFactsExportFailedLookups(t *testing.T) {
 		srv, flags := fakeFor(t, filepath.Join(dir, "cluster-facts.yaml"))
 		srv.Inject("ssm:GetParameter", fakeaws.Fault{Throttle: true})
 		code, out, stderr := export(t, srv, flags)
-		if code != 2 || out != "" || !strings.Contains(stderr, "error: ssmParameters: no answer for now: AWS throttled ssm:GetParameter\n") ||
+		if code != 2 || out != "" || !strings.Contains(stderr, "error: ssmParameters: no answer for now: AWS throttled ssm:GetParameter; karpenter-guard backs off every SSM call until AWS answers again\n") ||
 			!strings.Contains(stderr, "export again once AWS answers") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and the throttling named", code, out, stderr)
 		}

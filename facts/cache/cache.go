@@ -273,7 +273,7 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 			ttl = c.opts.NegativeTTL
 		}
 		*e = entry[V]{has: true, value: ans.Value, fetched: now, expires: now.Add(ttl)}
-	} else {
+	} else if !Fleeting(err) {
 		backoff := c.opts.ErrorBackoff
 		if Lasting(err) {
 			backoff = max(backoff, c.opts.NegativeTTL)
@@ -293,6 +293,14 @@ func (c *Cache[V]) run(key string, f *flight[V], fetch Fetch[V]) {
 func Lasting(err error) bool {
 	var l interface{ Lasting() bool }
 	return errors.As(err, &l) && l.Lasting()
+}
+
+// Fleeting reports whether a fetch's error says nothing about the key, only about the caller that
+// started the fetch: an error in its chain has a Fleeting method that returns true (an audit's spent
+// call budget). The cache does not keep it: the next caller asks again.
+func Fleeting(err error) bool {
+	var f interface{ Fleeting() bool }
+	return errors.As(err, &f) && f.Fleeting()
 }
 
 // fetch calls fetch, turning a panic into the fetch's error: it runs on a goroutine of its own, where

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
@@ -23,6 +24,8 @@ import (
 	awsssm "github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/karpenter-guard/karpenter-guard/config"
+	"github.com/karpenter-guard/karpenter-guard/facts/live/awscall"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/capacityreservation"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/ec2"
 	"github.com/karpenter-guard/karpenter-guard/facts/live/eks"
@@ -126,6 +129,20 @@ func NewRetryer(budget time.Duration) func() aws.Retryer {
 	}
 }
 
+// Pacer keeps every client polite to AWS: a rate limit per service, a backoff shared by every call
+// of a service after AWS throttles one, and an audit's call budget (see awscall.Pacer).
+type Pacer = awscall.Pacer
+
+// NewPacer returns the pacer of the GuardConfig's aws section: aws.requestsPerSecond per service,
+// each with a burst of config.BurstSeconds of its rate, and metrics m (nil: none).
+func NewPacer(c config.AWS, m *Metrics) *Pacer {
+	limits := map[string]awscall.Limit{}
+	for svc, r := range c.RequestsPerSecond.ByService() {
+		limits[svc] = awscall.Limit{PerSecond: r, Burst: max(1, int(math.Ceil(r*config.BurstSeconds)))}
+	}
+	return awscall.NewPacer(awscall.PacerOptions{Limits: limits, Metrics: m})
+}
+
 // Clients are the AWS API clients the live provider calls: the SDK's own clients, or anything with
 // their methods.
 type Clients struct {
@@ -139,14 +156,18 @@ type Clients struct {
 	ServiceQuotas ServiceQuotasAPI
 }
 
-// NewClients builds every client from cfg, with request bodies made safe (SafeRequestBodies), metrics
-// on every request and the endpoint override
-// of --aws-endpoint-url (cfg.BaseEndpoint) set on each client: the SDK lets AWS_ENDPOINT_URL_<SERVICE>
-// win over cfg's, and the flag must win over both.
-func NewClients(cfg aws.Config, m *Metrics) Clients {
+// NewClients builds every client from cfg, with request bodies made safe (SafeRequestBodies), every
+// request attempt paced by pacer (nil: not paced, as in tests that count every call), metrics on
+// every request sent and the endpoint override of --aws-endpoint-url (cfg.BaseEndpoint) set on each
+// client: the SDK lets AWS_ENDPOINT_URL_<SERVICE> win over cfg's, and the flag must win over both.
+func NewClients(cfg aws.Config, m *Metrics, pacer *Pacer) Clients {
 	cfg.HTTPClient = SafeRequestBodies(cfg.HTTPClient)
+	cfg.APIOptions = slices.Clone(cfg.APIOptions) // every client copies them
+	if pacer != nil {
+		cfg.APIOptions = append(cfg.APIOptions, pacer.Install) // before the metrics: what it refuses is never sent
+	}
 	if m != nil {
-		cfg.APIOptions = append(slices.Clone(cfg.APIOptions), m.Instrument) // every client copies them
+		cfg.APIOptions = append(cfg.APIOptions, m.Instrument)
 	}
 	base := cfg.BaseEndpoint
 	return Clients{

@@ -743,7 +743,7 @@ func TestNoCredentials(t *testing.T) {
 	cfg.Credentials = aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{}, errors.New("no EC2 IMDS role found")
 	}))
-	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil, nil), Budget: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +773,7 @@ func TestServiceEndpointFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	p, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil, nil), Budget: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -791,7 +791,7 @@ func TestServiceEndpointFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil), Budget: time.Second})
+	p2, err := live.New(live.Options{ClusterName: "prod-eks", Region: "eu-west-1", Clients: live.NewClients(cfg, nil, nil), Budget: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	Attempts int
 	// Metrics, when set, receive the provider's metrics.
 	Metrics *live.Metrics
+	// Pacer, when set, paces every request as serve does (nil: none, so that each call reaches the
+	// fake at once).
+	Pacer *live.Pacer
 }
 
 // Env is a running fake and a live provider talking to it.
@@ -89,7 +92,7 @@ func NewClients(url, region string, o Options) live.Clients {
 	cfg := fakeaws.Config(url, region)
 	cfg.Retryer = live.NewRetryer(o.Budget)
 	cfg.RetryMaxAttempts = max(o.Attempts, 1)
-	return live.NewClients(cfg, o.Metrics)
+	return live.NewClients(cfg, o.Metrics, o.Pacer)
 }
 
 // Serve serves the ClusterFacts document doc from a new AWS fake and returns the fake (to count its

@@ -33,7 +33,10 @@ const (
 	// AWS error code, UnknownOperationException, InvalidAction, HTTP 501): an emulator that lacks
 	// it, or a partition or VPC endpoint without that API. Asking again will not change it.
 	OutcomeUnavailable Outcome = "not_available"
-	OutcomeError       Outcome = "error"
+	// OutcomeBudget is a call of an audit that was not sent because the audit's call budget is spent
+	// (BudgetError): the next audit asks it.
+	OutcomeBudget Outcome = "budget_spent"
+	OutcomeError  Outcome = "error"
 )
 
 // notFoundCodes are the error codes that answer "does not exist": a known, negative answer.
@@ -65,6 +68,14 @@ func Classify(err error) Outcome {
 		// The SDK's identity resolution wraps credential failures in plain errors ("get identity: get
 		// credentials: failed to refresh cached credentials, …"): only their words tell them apart.
 		return OutcomeCredentials
+	}
+	var throttled *ThrottledError
+	if errors.As(err, &throttled) {
+		return OutcomeThrottled // AWS throttled it, or the Pacer's backoff kept it from being sent
+	}
+	var budget *BudgetError
+	if errors.As(err, &budget) {
+		return OutcomeBudget
 	}
 	var quota ratelimit.QuotaExceededError
 	if errors.As(err, &quota) {
@@ -139,10 +150,11 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Reason() + ": " + e.Err.Error() }
 
-// Transient reports whether asking again later may succeed: throttling, a timeout, a server error;
-// not a denial, missing credentials, "not found" or an API the endpoint does not serve.
+// Transient reports whether asking again later may succeed: throttling, a timeout, a server error,
+// an audit's spent call budget; not a denial, missing credentials, "not found" or an API the endpoint
+// does not serve.
 func (e *CallError) Transient() bool {
-	return e.Outcome == OutcomeThrottled || e.Outcome == OutcomeTimeout || e.Outcome == OutcomeError
+	return e.Outcome == OutcomeThrottled || e.Outcome == OutcomeTimeout || e.Outcome == OutcomeError || e.Outcome == OutcomeBudget
 }
 
 // Lasting reports whether the failure will not pass soon (an API the endpoint does not serve): the
@@ -161,7 +173,19 @@ func (e *CallError) Reason() string {
 		}
 		return fmt.Sprintf("AWS denied %s (grant it to karpenter-guard's IAM role: manifests/iam-policy.json)", e.Action)
 	case OutcomeThrottled:
+		var t *ThrottledError
+		if errors.As(e.Err, &t) {
+			// One wording for the throttled call and for every call the backoff kept back, without
+			// the backoff's length: the checks they cost read as one cause.
+			return fmt.Sprintf("AWS throttled %s; karpenter-guard backs off every %s call until AWS answers again", e.Action, strings.ToUpper(t.Service))
+		}
 		return fmt.Sprintf("AWS throttled %s", e.Action)
+	case OutcomeBudget:
+		var b *BudgetError
+		if errors.As(e.Err, &b) {
+			return fmt.Sprintf("the audit's budget of %d AWS calls is spent; the next audit asks the rest", b.Limit)
+		}
+		return "the audit's budget of AWS calls is spent; the next audit asks the rest"
 	case OutcomeTimeout:
 		if e.Cause != nil {
 			return fmt.Sprintf("no answer from AWS in time (%s): %v", e.Action, e.Cause)

@@ -98,7 +98,7 @@ func Lookup[T any](ctx context.Context, c Caller, answers *cache.Cache[T], q Que
 // the evaluation (facts.GaveUp) is answered at once as late, or with the stale answer.
 func Get[T any](ctx context.Context, answers *cache.Cache[T], m *Metrics, f facts.Fact, key string, maxAge time.Duration, fetch cache.Fetch[T]) (cache.Lookup[T], error) {
 	if !facts.OnlyAtHand(ctx) {
-		return answers.GetWithin(ctx, key, maxAge, fetch)
+		return answers.GetWithin(ctx, key, maxAge, chargeTo(facts.CallBudgetFrom(ctx), fetch))
 	}
 	l, ok, err := answers.Cached(key, maxAge)
 	if ok {
@@ -123,6 +123,17 @@ func Get[T any](ctx context.Context, answers *cache.Cache[T], m *Metrics, f fact
 type inFlight struct {
 	answers any
 	key     string
+}
+
+// chargeTo returns fetch charging its requests to budget: the cache runs a fetch detached from the
+// caller that started it, and the caller's budget must still reach the requests (nil: fetch as is).
+func chargeTo[T any](budget *facts.CallBudget, fetch cache.Fetch[T]) cache.Fetch[T] {
+	if budget == nil {
+		return fetch
+	}
+	return func(ctx context.Context) (cache.Answer[T], error) {
+		return fetch(facts.WithCallBudget(ctx, budget))
+	}
 }
 
 // Probe is a question about something that does not exist, which AWS answers with "not found" when

@@ -20,7 +20,18 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	lookups  *prometheus.CounterVec
+
+	delayed *prometheus.CounterVec
+	refused *prometheus.CounterVec
+	backoff *prometheus.GaugeVec
 }
+
+// Why the Pacer did not send a call, as karpenter_guard_aws_requests_refused_total labels it.
+const (
+	refusedBackoff  = "backoff"
+	refusedBudget   = "budget"
+	refusedDeadline = "deadline"
+)
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered, as in tests and
 // one-shot CLI runs).
@@ -39,8 +50,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "karpenter_guard_facts_cache_total",
 			Help: "Lookups of facts in the live provider's cache, by fact and result (hit, miss, stale, error).",
 		}, []string{"fact", "result"}),
+		delayed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_aws_requests_delayed_total",
+			Help: "Requests to AWS that waited for karpenter-guard's own rate limit of their service (aws.requestsPerSecond), by service.",
+		}, []string{"service"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "karpenter_guard_aws_requests_refused_total",
+			Help: "Calls to AWS that karpenter-guard did not send, by service and reason: backoff (AWS throttled the service a moment ago), " +
+				"budget (the audit's aws.auditCallBudget is spent), deadline (the rate limit would have delayed it past its deadline).",
+		}, []string{"service", "reason"}),
+		backoff: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "karpenter_guard_aws_backoff_seconds",
+			Help: "Length of the backoff karpenter-guard started after AWS last throttled the service, 0 once the service answers again, by service.",
+		}, []string{"service"}),
 	}
-	if err := prom.Register(reg, m.requests, m.duration, m.lookups); err != nil {
+	if err := prom.Register(reg, m.requests, m.duration, m.lookups, m.delayed, m.refused, m.backoff); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -68,4 +92,28 @@ func (m *Metrics) Instrument(stack *middleware.Stack) error {
 			m.duration.WithLabelValues(svc, op).Observe(time.Since(start).Seconds())
 			return out, md, err
 		}), middleware.After)
+}
+
+// countDelayed counts a request that waited for its service's rate limit.
+func (m *Metrics) countDelayed(service string) {
+	if m == nil {
+		return
+	}
+	m.delayed.WithLabelValues(service).Inc()
+}
+
+// countRefused counts a call the Pacer did not send, and why.
+func (m *Metrics) countRefused(service, reason string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(service, reason).Inc()
+}
+
+// setBackoff exports the length of service's backoff (0: none).
+func (m *Metrics) setBackoff(service string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.backoff.WithLabelValues(service).Set(d.Seconds())
 }
