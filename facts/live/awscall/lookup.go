@@ -112,8 +112,9 @@ func Get[T any](ctx context.Context, answers *cache.Cache[T], m *Metrics, f fact
 		cancel(cache.ErrMaxWait)
 		return answers.GetWithin(done, key, maxAge, fetch)
 	}
+	charged := chargeTo(facts.CallBudgetFrom(ctx), fetch) // the round's fetch is the audit's too
 	return l, facts.FetchNotAtHand(ctx, f, id, func(ctx context.Context) bool {
-		l, err := answers.GetWithin(ctx, key, maxAge, fetch)
+		l, err := answers.GetWithin(ctx, key, maxAge, charged)
 		m.CountLookup(f, l.Result)
 		return errors.Is(err, cache.ErrLate) || (l.Result == cache.Stale && errors.Is(l.RefreshErr, cache.ErrLate))
 	})
