@@ -34,10 +34,16 @@ const (
 type counting struct {
 	client.Reader
 	gets atomic.Int32
+	// hold, when set, keeps each read waiting until it is closed, so a test can ask again while the
+	// first read is still out.
+	hold chan struct{}
 }
 
 func (c *counting) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	c.gets.Add(1)
+	if c.hold != nil {
+		<-c.hold
+	}
 	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
@@ -104,7 +110,7 @@ karpenter_guard_facts_cache_total{fact="awsAuth",result="miss"} 2
 // the ConfigMap is not at hand and starts the read, once however often it is asked in the round; once
 // the round's fetches are in, the ConfigMap is at hand.
 func TestAtHandOnly(t *testing.T) {
-	reader := &counting{Reader: fake.NewClientBuilder().WithObjects(configMap(nodeRole)).Build()}
+	reader := &counting{Reader: fake.NewClientBuilder().WithObjects(configMap(nodeRole)).Build(), hold: make(chan struct{})}
 	p := awsauth.NewProvider(reader, nil, cache.Options{})
 	t.Cleanup(p.Close)
 	hctx, round := facts.AtHandOnly(context.Background())
@@ -113,6 +119,7 @@ func TestAtHandOnly(t *testing.T) {
 			t.Errorf("AWSAuth at hand only, before a read = %v (missed %v); want not at hand", err, round.Missed())
 		}
 	}
+	close(reader.hold)
 	round.Wait()
 	if n := reader.gets.Load(); n != 1 {
 		t.Errorf("%d reads started at hand only; want 1", n)

@@ -66,13 +66,16 @@ func TestLookupAtHandOnly(t *testing.T) {
 	c := Caller{Metrics: metrics}
 	q := Question{Fact: facts.SSMParameters, Action: "ssm:GetParameter", Key: "/p"}
 	var fetches atomic.Int32
-	fetch := func(context.Context) (string, bool, error) { fetches.Add(1); return "v", false, nil }
+	// The fetch answers only once the round's questions are all asked, so each of them finds it out.
+	hold := make(chan struct{})
+	fetch := func(context.Context) (string, bool, error) { fetches.Add(1); <-hold; return "v", false, nil }
 	hctx, round := facts.AtHandOnly(context.Background())
 	for range 3 {
 		if _, err := Lookup(hctx, c, answers, q, fetch); !errors.Is(err, facts.ErrNotAtHand) || !round.Missed() {
 			t.Errorf("at hand only, nothing cached: %v (missed %v); want not at hand", err, round.Missed())
 		}
 	}
+	close(hold)
 	if round.Wait(); round.Fetching() || fetches.Load() != 1 {
 		t.Fatalf("after the round: fetching %v, %d fetches; want the one fetch started at hand only, returned", round.Fetching(), fetches.Load())
 	}

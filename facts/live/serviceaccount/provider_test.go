@@ -28,10 +28,16 @@ type counting struct {
 	client.Reader
 	gets atomic.Int32
 	err  error
+	// hold, when set, keeps each read waiting until it is closed, so a test can ask again while the
+	// first read is still out.
+	hold chan struct{}
 }
 
 func (c *counting) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	c.gets.Add(1)
+	if c.hold != nil {
+		<-c.hold
+	}
 	if c.err != nil {
 		return c.err
 	}
@@ -115,15 +121,17 @@ func TestUnknown(t *testing.T) {
 // TestAtHandOnly: in a facts.AtHandOnly context nothing is waited for: a ServiceAccount not cached is
 // not at hand and its read starts, once per round; once the round's reads are in, it is at hand.
 func TestAtHandOnly(t *testing.T) {
-	kube := &counting{Reader: accounts()}
+	kube := &counting{Reader: accounts(), hold: make(chan struct{})}
 	p := serviceaccount.NewProvider(kube, nil, cache.Options{})
 	defer p.Close()
 	hctx, round := facts.AtHandOnly(context.Background())
 	for range 2 {
 		if _, err := p.Get(hctx, facts.VPCCNI, "kube-system", "aws-node"); !errors.Is(err, facts.ErrNotAtHand) || !round.Missed() {
+			close(kube.hold)
 			t.Fatalf("at hand only, nothing cached: %v (missed %v); want not at hand", err, round.Missed())
 		}
 	}
+	close(kube.hold)
 	if round.Wait(); round.Fetching() || kube.gets.Load() != 1 {
 		t.Fatalf("after the round: reading %v, %d reads; want the one read started at hand only, returned", round.Fetching(), kube.gets.Load())
 	}
