@@ -19,7 +19,7 @@ build: ## the CLI binary in bin/
 test: lint unit release-check e2e ## every test the project has (CI runs exactly this)
 
 unit: ## unit, golden, CLI and fuzz-seed tests
-	$(GO) test -count=1 ./...
+	@hack/failures.sh $(GO) test -count=1 ./...
 
 lint: ## go vet plus a gofmt check
 	$(GO) vet ./...
@@ -31,7 +31,7 @@ chart: $(HELM) ## helm lint --strict of charts/karpenter-guard with each values 
 	@set -e; for f in charts/karpenter-guard/ci/*-values.yaml; do $(HELM) lint --strict charts/karpenter-guard -f $$f; done
 
 e2e: e2e-deps ## end to end: etcd, kube-apiserver, kubectl, helm, the Karpenter CRDs and karpenter-guard serve (built and cached by e2e-deps)
-	$(GO) test -count=1 -tags e2e -timeout 20m ./e2e/
+	@hack/failures.sh $(GO) test -count=1 -tags e2e -timeout 20m ./e2e/
 
 bench-e2e: e2e-deps ## the audit of 10,000 objects stored in the real API server, for BENCHMARKS.md
 	$(GO) test -count=1 -tags e2e -run '^$$' -bench Audit10k -benchtime 2x -timeout 30m ./e2e/
