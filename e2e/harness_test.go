@@ -414,6 +414,8 @@ type guardOptions struct {
 	auditInterval string
 	// env is added to the process's environment (GOMEMLIMIT, as the Deployment sets it).
 	env []string
+	// memory, when set, is the memory cgroup serve runs in (as a container under a memory limit).
+	memory *memoryCgroup
 }
 
 // startGuard (re)starts `karpenter-guard serve` against the AWS fake and waits until it is ready.
@@ -448,8 +450,12 @@ func (c *cluster) startGuard(t testing.TB, o guardOptions) {
 	args = append(args, o.extraArgs...)
 	// E2E_GUARD_ARGS adds serve flags to every start, for diagnosis (--pprof-bind-address=127.0.0.1:6060).
 	args = append(args, strings.Fields(os.Getenv("E2E_GUARD_ARGS"))...)
+	bin := c.guardBin
+	if o.memory != nil {
+		bin, args = o.memory.wrap(t, bin, args)
+	}
 	p, err := c.spawn("karpenter-guard", append([]string{"AWS_ACCESS_KEY_ID=AKIAFAKEAWS000000000", "AWS_SECRET_ACCESS_KEY=fake",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, o.env...), c.guardBin, args...)
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, o.env...), bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

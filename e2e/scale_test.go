@@ -5,6 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,17 +90,78 @@ func BenchmarkAudit10k(b *testing.B) {
 	// gctrace prints each collection's heap sizes to the log: the live heap after the audit is the
 	// memory the watched objects and the audit's results hold, which the peak RSS (governed by GOGC and
 	// GOMEMLIMIT as much as by what is live) does not show alone.
-	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, env: []string{"GOMEMLIMIT=" + deploymentEnv(b, "GOMEMLIMIT"), "GOGC=" + deploymentEnv(b, "GOGC"), "GODEBUG=gctrace=1"}})
+	var extra []string
+	profile := os.Getenv("E2E_SERVE_HEAP") // where to save serve's heap profile after its audit, for diagnosis
+	pprofAddr := ""
+	if profile != "" {
+		port, err := freePort()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
+		extra = append(extra, "--pprof-bind-address="+pprofAddr)
+	}
+	// serve runs in a kernel memory cgroup with the Deployment's memory limit (or E2E_SERVE_MEMORY_LIMIT's),
+	// where this process may make one: passing the limit is then an OOM kill, as in the cluster.
+	limit, goMemLimit := serveMemory(b)
+	memory, err := newMemoryCgroup(b, limit)
+	if err != nil {
+		b.Logf("serve runs without a memory limit (no memory cgroup: %v)", err)
+	}
+	env.startGuard(b, guardOptions{clusterName: cf.Cluster.Name, region: cf.Cluster.Region, extraArgs: extra, memory: memory,
+		env: []string{"GOMEMLIMIT=" + goMemLimit, "GOGC=" + deploymentEnv(b, "GOGC"), "GODEBUG=gctrace=1"}})
+	// The kernel keeps the peak of the whole resident set (VmHWM), not of its anonymous part: sample it.
+	// Program text and other file-backed pages count in the container's memory but are dropped under
+	// pressure and read again; anonymous memory (Go's heap, stacks) is what an OOM kill answers.
+	var peakAnon, fileThen int
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(readFile(b, env.guard.log), `"objects":10000`) {
 		if time.Now().After(deadline) {
 			b.Fatalf("the webhook's audit of 10,000 objects never finished:\n%s", tail(env.guard.log, 20))
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-env.guard.done:
+			b.Fatalf("serve ended during its audit (%v; killed for memory when the cgroup's limit of %d MiB was passed?):\n%s", env.guard.err, limit>>20, tail(env.guard.log, 20))
+		default:
+		}
+		if anon, file := residentKB(b, env.guard.cmd.Process.Pid); anon > peakAnon {
+			peakAnon, fileThen = anon, file
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	b.Logf("serve with 10,000 objects watched, after its audit: %s, %s", memoryOf(b, env.guard.cmd.Process.Pid), liveHeap(b, env.guard.log))
+	took := "?"
+	for _, line := range strings.Split(readFile(b, env.guard.log), "\n") {
+		if _, rest, ok := strings.Cut(line, `"objects":10000`); ok {
+			if _, t, ok := strings.Cut(rest, `"took":`); ok {
+				took = strings.TrimSuffix(t, "}") + " s"
+			}
+		}
+	}
+	b.Logf("serve with 10,000 objects watched, after its audit (which took %s): %s, %s; anonymous RSS at most %d MB (file-backed %d MB then)",
+		took, memoryOf(b, env.guard.cmd.Process.Pid), liveHeap(b, env.guard.log), peakAnon/1000, fileThen/1000)
+	if memory != nil {
+		peak, met := memory.peak(b)
+		b.Logf("serve in a memory cgroup limited to %d MiB, GOMEMLIMIT=%s: the cgroup held at most %d MiB (%s)", limit>>20, goMemLimit, peak>>20, met)
+	}
+	if profile != "" {
+		saveURL(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", profile)
+	}
 	env.stopGuard()
 	env.kubectlT(b, "delete", "ec2nodeclasses,nodepools", "--all", "--wait=false")
+}
+
+// deploymentMemoryLimit returns the memory limit of manifests/base's container.
+func deploymentMemoryLimit(tb testing.TB) resource.Quantity {
+	tb.Helper()
+	var d appsv1.Deployment
+	if err := sigsyaml.Unmarshal([]byte(readFile(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
+		tb.Fatal(err)
+	}
+	q, ok := d.Spec.Template.Spec.Containers[0].Resources.Limits["memory"]
+	if !ok {
+		tb.Fatal("manifests/base/deployment.yaml sets no memory limit")
+	}
+	return q
 }
 
 // deploymentEnv returns the value of an environment variable of manifests/base's container.
@@ -136,6 +201,37 @@ func liveHeap(tb testing.TB, log string) string {
 
 // gcTrace matches the heap sizes of a gctrace line; the third is the live heap.
 var gcTrace = regexp.MustCompile(`\d+->\d+->(\d+) MB`)
+
+// residentKB returns a process's anonymous and file-backed resident memory now, in kB, from /proc.
+func residentKB(tb testing.TB, pid int) (anon, file int) {
+	tb.Helper()
+	for _, line := range strings.Split(readFile(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
+		for prefix, v := range map[string]*int{"RssAnon:": &anon, "RssFile:": &file} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				*v, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			}
+		}
+	}
+	return anon, file
+}
+
+// saveURL writes what a GET of url answers to path.
+func saveURL(tb testing.TB, url, path string) {
+	tb.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("serve's heap profile saved to %s", path)
+}
 
 func memoryOf(tb testing.TB, pid int) string {
 	tb.Helper()
