@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var apiServerUnreachable = &validators.Rule{
@@ -25,7 +26,7 @@ var apiServerUnreachable = &validators.Rule{
 		"NAT gateway's address is not in the list. Turn the private endpoint on, or add the NAT address. An " +
 		"internet gateway or a route the guard does not model gives a warning when the CIDRs are restricted.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		if err := requireIPv4(c); err != nil {
+		if err := network.RequireIPv4(c); err != nil {
 			return nil, err
 		}
 		cl, err := c.Facts.Cluster(c)
@@ -35,7 +36,7 @@ var apiServerUnreachable = &validators.Rule{
 		if *cl.EndpointPrivateAccess {
 			return nil, nil
 		}
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil || len(subnets) == 0 {
 			return nil, err
 		}
@@ -47,36 +48,36 @@ var apiServerUnreachable = &validators.Rule{
 				return nil, natErr
 			}
 		}
-		var defects []subnetDefect
+		var defects []network.SubnetDefect
 		var unknown []string
 		for _, s := range subnets {
-			e, ok := egressOf(o, s, nats)
+			e, ok := network.EgressOf(o, s, nats)
 			if !ok {
 				unknown = append(unknown, s.ID+" (no route table)")
 				continue
 			}
 			switch {
-			case e.kind == egressNone:
-				defects = append(defects, subnetDefect{subnet: s, sure: true, detail: subnetName(s) + ": " + e.describe()})
+			case e.Kind == network.EgressNone:
+				defects = append(defects, network.SubnetDefect{Subnet: s, Sure: true, Detail: network.SubnetName(s) + ": " + e.Describe()})
 			case open:
-			case e.kind == egressNAT && natErr != nil:
+			case e.Kind == network.EgressNAT && natErr != nil:
 				unknown = append(unknown, s.ID+" (its NAT gateway's address: "+facts.Reason(natErr)+")")
-			case e.kind == egressNAT && e.nat != nil:
-				if !natAllowed(e.nat.PublicIPs, cl.PublicAccessCidrs) {
-					defects = append(defects, subnetDefect{subnet: s, sure: true, detail: fmt.Sprintf("%s: %s, whose address %s is not in publicAccessCidrs %s", subnetName(s), e.describe(), strings.Join(e.nat.PublicIPs, ", "), strings.Join(cl.PublicAccessCidrs, ", "))})
+			case e.Kind == network.EgressNAT && e.NAT != nil:
+				if !natAllowed(e.NAT.PublicIPs, cl.PublicAccessCidrs) {
+					defects = append(defects, network.SubnetDefect{Subnet: s, Sure: true, Detail: fmt.Sprintf("%s: %s, whose address %s is not in publicAccessCidrs %s", network.SubnetName(s), e.Describe(), strings.Join(e.NAT.PublicIPs, ", "), strings.Join(cl.PublicAccessCidrs, ", "))})
 				}
 			default:
-				defects = append(defects, subnetDefect{subnet: s, detail: fmt.Sprintf("%s: %s, and which address it leaves from is not known in advance while publicAccessCidrs is %s", subnetName(s), e.describe(), strings.Join(cl.PublicAccessCidrs, ", "))})
+				defects = append(defects, network.SubnetDefect{Subnet: s, Detail: fmt.Sprintf("%s: %s, and which address it leaves from is not known in advance while publicAccessCidrs is %s", network.SubnetName(s), e.Describe(), strings.Join(cl.PublicAccessCidrs, ", "))})
 			}
 		}
-		field, line := selectorField(o, "subnetSelectorTerms")
-		out := zoneFindings(subnets, defects, func(details []string, capped bool, zones []string) validators.Finding {
+		field, line := network.SelectorField(o, "subnetSelectorTerms")
+		out := network.ZoneFindings(subnets, defects, func(details []string, capped bool, zones []string) validators.Finding {
 			msg := fmt.Sprintf("cluster %s has its private endpoint off (public access only), so nodes must leave the VPC to register, and cannot: %s", cl.Name, strings.Join(details, "; "))
 			if capped {
 				msg = fmt.Sprintf("cluster %s has its private endpoint off (public access only), so nodes must leave the VPC to register, and may not be able to: %s", cl.Name, strings.Join(details, "; "))
 			}
 			if capped {
-				msg += cappedNote(zones)
+				msg += network.CappedNote(zones)
 			}
 			return validators.Finding{Field: field, Line: line, Message: msg,
 				Fix: fmt.Sprintf("`aws eks update-cluster-config --name %s --resources-vpc-config endpointPrivateAccess=true`, or add the NAT gateway's address: `aws eks update-cluster-config --name %s --resources-vpc-config publicAccessCidrs=%s,<nat ip>/32`", cl.Name, cl.Name, strings.Join(cl.PublicAccessCidrs, ","))}

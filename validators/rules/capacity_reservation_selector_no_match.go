@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var capacityReservationSelectorNoMatch = &validators.Rule{
@@ -32,7 +33,7 @@ var capacityReservationSelectorNoMatch = &validators.Rule{
 		if err != nil {
 			return nil, err
 		}
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +48,7 @@ var capacityReservationSelectorNoMatch = &validators.Rule{
 			}
 			elsewhere = append(elsewhere, fmt.Sprintf("%s (%s, %s)", r.ID, r.InstanceType, r.AvailabilityZone))
 		}
-		field, line := selectorField(o, "capacityReservationSelectorTerms")
+		field, line := network.SelectorField(o, "capacityReservationSelectorTerms")
 		msg := "capacityReservationSelectorTerms match no active capacity reservation, so Karpenter never launches reserved capacity from this class"
 		if len(elsewhere) > 0 {
 			var zs []string

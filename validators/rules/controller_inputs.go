@@ -12,6 +12,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 // controllerInputs is everything the controller table's rows of one EC2NodeClass are built from: the
@@ -97,10 +98,10 @@ func controllerInputsOf(c *validators.Context, o *objects.Object) (*controllerIn
 	case r.role != nil:
 		in.nodeRole, in.nodeRoleField = r.role.ARN, r.field
 	}
-	if in.subnets, err = selectedSubnets(c, o); err != nil {
+	if in.subnets, err = network.SelectedSubnets(c, o); err != nil {
 		in.subnets, in.subnetsErr = nil, err.Error()
 	}
-	if in.groups, err = selectedGroups(c, o); err != nil {
+	if in.groups, err = network.SelectedGroups(c, o); err != nil {
 		in.groups, in.groupsErr = nil, err.Error()
 	}
 	in.amiTerms = make([]amiTermRef, len(spec.AMISelectorTerms))

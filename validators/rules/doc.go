@@ -9,7 +9,9 @@
 // TestLayout keeps the naming.
 //
 // Analyses that read no rule live in packages of their own under validators/analysis
-// (trustpolicy: what a role's trust policy says about EC2). What several rules read here is a named
+// (trustpolicy: what a role's trust policy says about EC2; network: what a class's selector terms
+// select, subnets' egress, what security groups let through, the control plane's network and the VPC
+// endpoints isolated subnets need). What several rules read here is a named
 // analysis in a file named for it, computed once per evaluation through validators.Memo:
 //
 //   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
@@ -21,8 +23,6 @@
 //   - ami_family.go: the AMI family a class boots and an image belongs to;
 //   - ami_resolution.go: the images each amiSelectorTerms term resolves to, aliases through the SSM
 //     parameters of the cluster's version;
-//   - subnet_selection.go, security_group_selection.go and selector_terms.go: what a class's subnet
-//     and security-group terms select;
 //   - userdata.go: a class's userData parsed for its family;
 //   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
 //     are, how messages name things.

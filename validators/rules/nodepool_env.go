@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
 )
 
@@ -106,7 +107,7 @@ type classArchesResult struct {
 
 // readClassZones is classZones without the memo.
 func readClassZones(c *validators.Context, class *objects.Object) ([]scheduling.Zone, []facts.Subnet, error) {
-	subnets, err := selectedSubnets(c, class)
+	subnets, err := network.SelectedSubnets(c, class)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var securityGroupSelectorNoMatch = &validators.Rule{
@@ -17,7 +18,7 @@ var securityGroupSelectorNoMatch = &validators.Rule{
 	Summary:       "the security-group selector matches no group",
 	Doc:           "With no security group, the EC2NodeClass never becomes ready and no node launches.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		groups, err := selectedGroups(c, o)
+		groups, err := network.SelectedGroups(c, o)
 		if err != nil {
 			return nil, err
 		}
@@ -27,8 +28,8 @@ var securityGroupSelectorNoMatch = &validators.Rule{
 		return []validators.Finding{{
 			Field:   "spec.securityGroupSelectorTerms",
 			Line:    o.Fields.Line("spec", "securityGroupSelectorTerms"),
-			Message: fmt.Sprintf("securityGroupSelectorTerms (%s) match no security group, so no node can launch", describeSelector(o.NodeClass.Spec.SecurityGroupSelectorTerms)),
-			Fix:     listInVPC(c, "security groups", "describe-security-groups", "tag the node security group with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
+			Message: fmt.Sprintf("securityGroupSelectorTerms (%s) match no security group, so no node can launch", network.DescribeSelector(o.NodeClass.Spec.SecurityGroupSelectorTerms)),
+			Fix:     network.ListInVPC(c, "security groups", "describe-security-groups", "tag the node security group with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
 		}}, nil
 	},
 }

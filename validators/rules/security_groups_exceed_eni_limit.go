@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 // defaultGroupsPerENI is the default of the quota "Security groups per network interface".
@@ -25,12 +26,12 @@ var securityGroupsExceedENILimit = &validators.Rule{
 		"most 16) fails every launch with SecurityGroupsPerInterfaceLimitExceeded. Narrow the selector, or " +
 		"raise the quota. When the quota cannot be read, more than 5 groups gives a warning.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		groups, err := selectedGroups(c, o)
+		groups, err := network.SelectedGroups(c, o)
 		if err != nil || len(groups) <= defaultGroupsPerENI {
 			return nil, err // within the default the quota cannot be lower
 		}
-		field, line := selectorField(o, "securityGroupSelectorTerms")
-		ids := strings.Join(groupIDs(groups), ", ")
+		field, line := network.SelectorField(o, "securityGroupSelectorTerms")
+		ids := strings.Join(network.GroupIDs(groups), ", ")
 		quota, qerr := c.Facts.ServiceQuota(c, facts.QuotaSecurityGroupsPerENI)
 		f := validators.Finding{Field: field, Line: line,
 			Fix: fmt.Sprintf("narrow securityGroupSelectorTerms, or `aws service-quotas request-service-quota-increase --service-code vpc --quota-code L-2AFB9258 --desired-value %d` (the quota times the rules per group may not exceed 1000)", len(groups))}

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var selectorVPCMismatch = &validators.Rule{
@@ -23,11 +24,11 @@ var selectorVPCMismatch = &validators.Rule{
 		if err != nil {
 			return nil, err
 		}
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil {
 			return nil, err
 		}
-		groups, err := selectedGroups(c, o)
+		groups, err := network.SelectedGroups(c, o)
 		if err != nil {
 			return nil, err
 		}

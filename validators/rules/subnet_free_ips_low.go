@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var subnetFreeIPsLow = &validators.Rule{
@@ -24,10 +25,10 @@ var subnetFreeIPsLow = &validators.Rule{
 		"or a secondary CIDR. The count changes by the minute, so this never denies; the threshold is " +
 		"subnets.minFreeIPs in the configuration (default 32).",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		if err := requireIPv4(c); err != nil {
+		if err := network.RequireIPv4(c); err != nil {
 			return nil, err
 		}
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil || len(subnets) == 0 {
 			return nil, err
 		}
@@ -65,7 +66,7 @@ var subnetFreeIPsLow = &validators.Rule{
 		if full {
 			msg += "; at 0, launches into the zone fail now with InsufficientFreeAddressesInSubnet"
 		}
-		field, line := selectorField(o, "subnetSelectorTerms")
+		field, line := network.SelectorField(o, "subnetSelectorTerms")
 		return []validators.Finding{{Field: field, Line: line, Message: msg,
 			Fix: "add a subnet in that zone to subnetSelectorTerms (tag it for discovery), or add a secondary CIDR to the VPC and subnets from it"}}, nil
 	},

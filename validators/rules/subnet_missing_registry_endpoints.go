@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var subnetMissingRegistryEndpoints = &validators.Rule{
@@ -23,45 +24,45 @@ var subnetMissingRegistryEndpoints = &validators.Rule{
 		"interface endpoints and an S3 gateway endpoint in the subnet's route table (or an S3 interface " +
 		"endpoint). The AMI may have the images cached, so this is a warning.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		isolated, f, err := isolatedSubnets(c, o)
+		isolated, f, err := network.IsolatedSubnets(c, o)
 		if err != nil || len(isolated) == 0 {
 			return nil, err
 		}
 		var details []string
 		var fixes []string
 		for _, s := range isolated {
-			cidr, _ := subnetCIDR(s)
+			cidr, _ := network.SubnetCIDR(s)
 			var missing []string
 			for _, svc := range []string{"ecr.api", "ecr.dkr"} {
-				v, why, err := f.interfaceFor(svc, cidr)
+				v, why, err := f.InterfaceFor(svc, cidr)
 				if err != nil {
 					return nil, err
 				}
-				if v != verdictYes {
+				if v != network.VerdictYes {
 					missing = append(missing, why)
-					if fix := f.createInterfaceEndpoint(svc, isolated); !slices.Contains(fixes, fix) {
+					if fix := f.CreateInterfaceEndpoint(svc, isolated); !slices.Contains(fixes, fix) {
 						fixes = append(fixes, fix)
 					}
 				}
 			}
-			if !f.gatewayFor("s3", s.RouteTableID) {
-				if v, _, err := f.interfaceFor("s3", cidr); err != nil {
+			if !f.GatewayFor("s3", s.RouteTableID) {
+				if v, _, err := f.InterfaceFor("s3", cidr); err != nil {
 					return nil, err
-				} else if v != verdictYes {
+				} else if v != network.VerdictYes {
 					missing = append(missing, fmt.Sprintf("no s3 gateway endpoint in route table %s and no usable s3 interface endpoint", s.RouteTableID))
-					if fix := fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Gateway --service-name %s --route-table-ids %s`", f.cluster.VPCID, endpointService(f.cluster, "s3"), s.RouteTableID); !slices.Contains(fixes, fix) {
+					if fix := fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Gateway --service-name %s --route-table-ids %s`", f.Cluster.VPCID, network.EndpointService(f.Cluster, "s3"), s.RouteTableID); !slices.Contains(fixes, fix) {
 						fixes = append(fixes, fix)
 					}
 				}
 			}
 			if len(missing) > 0 {
-				details = append(details, subnetName(s)+" has no way out of the VPC and "+strings.Join(missing, "; "))
+				details = append(details, network.SubnetName(s)+" has no way out of the VPC and "+strings.Join(missing, "; "))
 			}
 		}
 		if len(details) == 0 {
 			return nil, nil
 		}
-		field, line := selectorField(o, "subnetSelectorTerms")
+		field, line := network.SelectorField(o, "subnetSelectorTerms")
 		return []validators.Finding{{Field: field, Line: line,
 			Message: "image pulls from ECR may fail (aws-node and kube-proxy images, unless the AMI has them cached): " + strings.Join(details, "; "),
 			Fix:     strings.Join(fixes, "; "),

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var subnetMissingVPCEndpoints = &validators.Rule{
@@ -23,7 +24,7 @@ var subnetMissingVPCEndpoints = &validators.Rule{
 		"Auth (aws-node with Pod Identity). The endpoint must be available, have private DNS on and admit 443 " +
 		"from the nodes. Without it nodeadm or aws-node waits and the node never becomes Ready.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		isolated, f, err := isolatedSubnets(c, o)
+		isolated, f, err := network.IsolatedSubnets(c, o)
 		if err != nil || len(isolated) == 0 {
 			return nil, err
 		}
@@ -31,38 +32,38 @@ var subnetMissingVPCEndpoints = &validators.Rule{
 		if len(services) == 0 {
 			return nil, cniErr
 		}
-		var defects []subnetDefect
+		var defects []network.SubnetDefect
 		fixFor := ""
 		for _, s := range isolated {
-			cidr, _ := subnetCIDR(s)
+			cidr, _ := network.SubnetCIDR(s)
 			var missing []string
 			sure := false
 			for _, svc := range services {
-				v, why, err := f.interfaceFor(svc.name, cidr)
+				v, why, err := f.InterfaceFor(svc.name, cidr)
 				if err != nil {
 					return nil, err
 				}
-				if v != verdictYes {
+				if v != network.VerdictYes {
 					missing = append(missing, why+" ("+svc.why+")")
 					if fixFor == "" {
 						fixFor = svc.name
 					}
-					sure = sure || v == verdictNo
+					sure = sure || v == network.VerdictNo
 				}
 			}
 			if len(missing) > 0 {
-				defects = append(defects, subnetDefect{subnet: s, sure: sure, detail: subnetName(s) + " has no way out of the VPC and " + strings.Join(missing, "; ")})
+				defects = append(defects, network.SubnetDefect{Subnet: s, Sure: sure, Detail: network.SubnetName(s) + " has no way out of the VPC and " + strings.Join(missing, "; ")})
 			}
 		}
-		field, line := selectorField(o, "subnetSelectorTerms")
-		out := zoneFindings(f.subnets, defects, func(details []string, capped bool, zones []string) validators.Finding {
+		field, line := network.SelectorField(o, "subnetSelectorTerms")
+		out := network.ZoneFindings(f.Subnets, defects, func(details []string, capped bool, zones []string) validators.Finding {
 			msg := "nodes cannot make the AWS calls joining needs, so they launch but never become Ready: " + strings.Join(details, "; ")
 			if capped {
 				msg = "nodes may not be able to make the AWS calls joining needs: " + strings.Join(details, "; ")
-				msg += cappedNote(zones)
+				msg += network.CappedNote(zones)
 			}
 			return validators.Finding{Field: field, Line: line, Message: msg,
-				Fix: f.createInterfaceEndpoint(fixFor, isolated)}
+				Fix: f.CreateInterfaceEndpoint(fixFor, isolated)}
 		})
 		if len(out) == 0 && cniErr != nil {
 			return nil, cniErr

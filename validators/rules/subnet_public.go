@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var subnetPublic = &validators.Rule{
@@ -24,7 +25,7 @@ var subnetPublic = &validators.Rule{
 		if o.NodeClass.Spec.AssociatePublicIPAddress != nil {
 			return nil, nil
 		}
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +38,7 @@ var subnetPublic = &validators.Rule{
 			if s.MapPublicIPOnLaunch {
 				ip = "instances get a public IP there (mapPublicIpOnLaunch true)"
 			}
-			pub = append(pub, fmt.Sprintf("%s routes to an internet gateway and %s", subnetName(s), ip))
+			pub = append(pub, fmt.Sprintf("%s routes to an internet gateway and %s", network.SubnetName(s), ip))
 		}
 		if len(pub) == 0 {
 			return nil, nil

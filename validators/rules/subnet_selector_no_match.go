@@ -7,6 +7,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
 var subnetSelectorNoMatch = &validators.Rule{
@@ -17,7 +18,7 @@ var subnetSelectorNoMatch = &validators.Rule{
 	Summary:       "the subnet selector matches no subnet",
 	Doc:           "With no subnet to launch into, the EC2NodeClass never becomes ready and no node launches.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		subnets, err := selectedSubnets(c, o)
+		subnets, err := network.SelectedSubnets(c, o)
 		if err != nil {
 			return nil, err
 		}
@@ -27,8 +28,8 @@ var subnetSelectorNoMatch = &validators.Rule{
 		return []validators.Finding{{
 			Field:   "spec.subnetSelectorTerms",
 			Line:    o.Fields.Line("spec", "subnetSelectorTerms"),
-			Message: fmt.Sprintf("subnetSelectorTerms (%s) match no subnet, so no node can launch", describeSelector(o.NodeClass.Spec.SubnetSelectorTerms)),
-			Fix:     listInVPC(c, "subnets", "describe-subnets", "tag the cluster's private subnets with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
+			Message: fmt.Sprintf("subnetSelectorTerms (%s) match no subnet, so no node can launch", network.DescribeSelector(o.NodeClass.Spec.SubnetSelectorTerms)),
+			Fix:     network.ListInVPC(c, "subnets", "describe-subnets", "tag the cluster's private subnets with the selector's tags (e.g. karpenter.sh/discovery: %s), or correct the terms"),
 		}}, nil
 	},
 }

@@ -1,4 +1,4 @@
-package rules
+package network
 
 import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -10,8 +10,8 @@ import (
 // them.
 var subnetSelections = &validators.Analysis[*objects.Object, selected[facts.Subnet]]{Name: "subnet selection"}
 
-// selectedSubnets returns the subnets the class selects (terms ORed, without duplicates).
-func selectedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, error) {
+// SelectedSubnets returns the subnets the class selects (terms ORed, without duplicates).
+func SelectedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, error) {
 	r := validators.Memo(c, subnetSelections, o, func() selected[facts.Subnet] {
 		items, err := selectUnion(c, o.NodeClass.Spec.SubnetSelectorTerms, c.Facts.Subnets, func(s facts.Subnet) string { return s.ID })
 		return selected[facts.Subnet]{items, err}

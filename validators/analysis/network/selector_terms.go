@@ -1,4 +1,4 @@
-package rules
+package network
 
 import (
 	"context"
@@ -46,8 +46,8 @@ func selectUnion[T any](c *validators.Context, terms []objects.SelectorTerm, ask
 	return out, nil
 }
 
-// describeSelector describes subnet or security-group terms: "tags k=v | id subnet-…".
-func describeSelector(terms []objects.SelectorTerm) string {
+// DescribeSelector describes subnet or security-group terms: "tags k=v | id subnet-…".
+func DescribeSelector(terms []objects.SelectorTerm) string {
 	var parts []string
 	for _, t := range terms {
 		var p []string
@@ -70,9 +70,9 @@ func describeSelector(terms []objects.SelectorTerm) string {
 	return strings.Join(parts, " | ")
 }
 
-// listInVPC completes a no-match fix (format with one %s for the cluster's name) with the command that
+// ListInVPC completes a no-match fix (format with one %s for the cluster's name) with the command that
 // lists what exists in the cluster's VPC, when the cluster is known.
-func listInVPC(c *validators.Context, what, call, format string) string {
+func ListInVPC(c *validators.Context, what, call, format string) string {
 	cl, err := c.Facts.Cluster(c)
 	if err != nil || cl.Name == "" {
 		return fmt.Sprintf(format, "<cluster name>")

@@ -1,4 +1,4 @@
-package rules
+package network
 
 import (
 	"fmt"
@@ -14,32 +14,32 @@ import (
 // This file holds what the two endpoint rules share: which VPC endpoints serve a subnet without a way
 // out of the VPC.
 
-// endpointService returns the service name of an AWS service's endpoints in the cluster's region.
-func endpointService(cl *facts.Cluster, svc string) string {
+// EndpointService returns the service name of an AWS service's endpoints in the cluster's region.
+func EndpointService(cl *facts.Cluster, svc string) string {
 	if cl.Partition == "aws-cn" {
 		return "cn.com.amazonaws." + cl.Region + "." + svc
 	}
 	return "com.amazonaws." + cl.Region + "." + svc
 }
 
-// endpointFinder answers whether the VPC's endpoints serve a node subnet, reading each endpoint's
+// EndpointFinder answers whether the VPC's endpoints serve a node subnet, reading each endpoint's
 // security groups once.
-type endpointFinder struct {
+type EndpointFinder struct {
 	c         *validators.Context
-	cluster   *facts.Cluster
+	Cluster   *facts.Cluster
 	endpoints []facts.VPCEndpoint
 	nodeIDs   []string
 	groups    map[string][]facts.SecurityGroup
-	// subnets are all the class's node subnets: a zone stops launching only when all of its do.
-	subnets []facts.Subnet
+	// Subnets are all the class's node subnets: a zone stops launching only when all of its do.
+	Subnets []facts.Subnet
 }
 
-// interfaceFor tells whether an Interface endpoint of svc is usable from subnet cidr: available, with
+// InterfaceFor tells whether an Interface endpoint of svc is usable from subnet cidr: available, with
 // private DNS (so the service's usual name resolves to it) and a group admitting 443 from the node
 // groups or the subnet. It returns what is wrong when it is not.
-func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, string, error) {
-	name := endpointService(f.cluster, svc)
-	best, why := verdictNo, "no "+svc+" interface endpoint ("+name+")"
+func (f *EndpointFinder) InterfaceFor(svc string, cidr netip.Prefix) (Verdict, string, error) {
+	name := EndpointService(f.Cluster, svc)
+	best, why := VerdictNo, "no "+svc+" interface endpoint ("+name+")"
 	for _, e := range f.endpoints {
 		if e.ServiceName != name || !strings.EqualFold(e.Type, "Interface") {
 			continue
@@ -57,18 +57,18 @@ func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, s
 		for _, id := range e.SecurityGroupIDs {
 			gs, err := f.groupsOf(id)
 			if err != nil {
-				return verdictNo, "", err
+				return VerdictNo, "", err
 			}
 			missing = missing || len(gs) == 0
 			groups = append(groups, gs...)
 		}
-		switch unlessMissing(permits(groups, false, 443, f.nodeIDs, []netip.Prefix{cidr}), missing) {
-		case verdictYes:
-			return verdictYes, "", nil
-		case verdictMaybe:
-			best, why = verdictMaybe, fmt.Sprintf("%s endpoint %s may not admit TCP 443 from the nodes (a prefix list, or rules the guard could not read)", svc, e.ID)
+		switch UnlessMissing(Permits(groups, false, 443, f.nodeIDs, []netip.Prefix{cidr}), missing) {
+		case VerdictYes:
+			return VerdictYes, "", nil
+		case VerdictMaybe:
+			best, why = VerdictMaybe, fmt.Sprintf("%s endpoint %s may not admit TCP 443 from the nodes (a prefix list, or rules the guard could not read)", svc, e.ID)
 		default:
-			if best == verdictNo {
+			if best == VerdictNo {
 				why = fmt.Sprintf("%s endpoint %s's groups %s admit no TCP 443 from the node groups or %s", svc, e.ID, strings.Join(e.SecurityGroupIDs, ", "), cidr)
 			}
 		}
@@ -76,16 +76,16 @@ func (f *endpointFinder) interfaceFor(svc string, cidr netip.Prefix) (verdict, s
 	return best, why, nil
 }
 
-// gatewayFor reports whether a Gateway endpoint of svc (available, or of unknown state) is in the
+// GatewayFor reports whether a Gateway endpoint of svc (available, or of unknown state) is in the
 // subnet's route table.
-func (f *endpointFinder) gatewayFor(svc, table string) bool {
-	name := endpointService(f.cluster, svc)
+func (f *EndpointFinder) GatewayFor(svc, table string) bool {
+	name := EndpointService(f.Cluster, svc)
 	return slices.ContainsFunc(f.endpoints, func(e facts.VPCEndpoint) bool {
 		return e.ServiceName == name && strings.EqualFold(e.Type, "Gateway") && (e.State == "" || strings.EqualFold(e.State, "available")) && slices.Contains(e.RouteTableIDs, table)
 	})
 }
 
-func (f *endpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
+func (f *EndpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
 	if gs, ok := f.groups[id]; ok {
 		return gs, nil
 	}
@@ -97,11 +97,11 @@ func (f *endpointFinder) groupsOf(id string) ([]facts.SecurityGroup, error) {
 	return gs, nil
 }
 
-// isolatedSubnets returns the class's node subnets with no way out of the VPC, and what the endpoint
+// IsolatedSubnets returns the class's node subnets with no way out of the VPC, and what the endpoint
 // rules need to judge them (the finder also holds every node subnet, for the zone rule). With none
 // isolated it returns an unknown fact when some subnet's routes or CIDR are unknown (it might be
 // isolated), else nothing.
-func isolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, *endpointFinder, error) {
+func IsolatedSubnets(c *validators.Context, o *objects.Object) ([]facts.Subnet, *EndpointFinder, error) {
 	r := validators.Memo(c, isolations, o, func() isolation {
 		isolated, f, err := findIsolated(c, o)
 		return isolation{isolated, f, err}
@@ -114,28 +114,28 @@ var isolations = &validators.Analysis[*objects.Object, isolation]{Name: "isolate
 
 type isolation struct {
 	isolated []facts.Subnet
-	finder   *endpointFinder
+	finder   *EndpointFinder
 	err      error
 }
 
 // findIsolated is isolatedSubnets without the memo.
-func findIsolated(c *validators.Context, o *objects.Object) ([]facts.Subnet, *endpointFinder, error) {
-	if err := requireIPv4(c); err != nil {
+func findIsolated(c *validators.Context, o *objects.Object) ([]facts.Subnet, *EndpointFinder, error) {
+	if err := RequireIPv4(c); err != nil {
 		return nil, nil, err
 	}
-	subnets, err := selectedSubnets(c, o)
+	subnets, err := SelectedSubnets(c, o)
 	if err != nil || len(subnets) == 0 {
 		return nil, nil, err
 	}
 	var isolated []facts.Subnet
 	var unknown []string
 	for _, s := range subnets {
-		e, ok := egressOf(o, s, nil)
-		if _, cidrOK := subnetCIDR(s); !ok || !cidrOK {
+		e, ok := EgressOf(o, s, nil)
+		if _, cidrOK := SubnetCIDR(s); !ok || !cidrOK {
 			unknown = append(unknown, s.ID)
 			continue
 		}
-		if e.kind == egressNone {
+		if e.Kind == EgressNone {
 			isolated = append(isolated, s)
 		}
 	}
@@ -153,22 +153,22 @@ func findIsolated(c *validators.Context, o *objects.Object) ([]facts.Subnet, *en
 	if err != nil {
 		return nil, nil, err
 	}
-	groups, err := selectedGroups(c, o)
+	groups, err := SelectedGroups(c, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	return isolated, &endpointFinder{c: c, cluster: cl, endpoints: eps, nodeIDs: groupIDs(groups), groups: map[string][]facts.SecurityGroup{}, subnets: subnets}, nil
+	return isolated, &EndpointFinder{c: c, Cluster: cl, endpoints: eps, nodeIDs: GroupIDs(groups), groups: map[string][]facts.SecurityGroup{}, Subnets: subnets}, nil
 }
 
-// createInterfaceEndpoint is the command that creates an interface endpoint of svc for the isolated
+// CreateInterfaceEndpoint is the command that creates an interface endpoint of svc for the isolated
 // subnets: one subnet per zone (an interface endpoint takes at most one per zone), and the groups of an
 // endpoint the VPC already has that admits 443 from all of them, when there is one.
-func (f *endpointFinder) createInterfaceEndpoint(svc string, isolated []facts.Subnet) string {
+func (f *EndpointFinder) CreateInterfaceEndpoint(svc string, isolated []facts.Subnet) string {
 	var ids []string
 	var cidrs []netip.Prefix
 	zones := map[string]bool{}
 	for _, s := range isolated {
-		if cidr, ok := subnetCIDR(s); ok {
+		if cidr, ok := SubnetCIDR(s); ok {
 			cidrs = append(cidrs, cidr)
 		}
 		if !zones[s.AvailabilityZone] {
@@ -189,11 +189,11 @@ func (f *endpointFinder) createInterfaceEndpoint(svc string, isolated []facts.Su
 			}
 			gs = append(gs, g...)
 		}
-		if permits(gs, false, 443, f.nodeIDs, cidrs) == verdictYes {
+		if Permits(gs, false, 443, f.nodeIDs, cidrs) == VerdictYes {
 			groups = strings.Join(e.SecurityGroupIDs, " ")
 			break
 		}
 	}
 	return fmt.Sprintf("`aws ec2 create-vpc-endpoint --vpc-id %s --vpc-endpoint-type Interface --service-name %s --subnet-ids %s --security-group-ids %s --private-dns-enabled`",
-		f.cluster.VPCID, endpointService(f.cluster, svc), strings.Join(ids, " "), groups)
+		f.Cluster.VPCID, EndpointService(f.Cluster, svc), strings.Join(ids, " "), groups)
 }

@@ -1,4 +1,4 @@
-package rules
+package network
 
 import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
@@ -10,8 +10,8 @@ import (
 // read them.
 var groupSelections = &validators.Analysis[*objects.Object, selected[facts.SecurityGroup]]{Name: "security-group selection"}
 
-// selectedGroups returns the security groups the class selects (terms ORed, without duplicates).
-func selectedGroups(c *validators.Context, o *objects.Object) ([]facts.SecurityGroup, error) {
+// SelectedGroups returns the security groups the class selects (terms ORed, without duplicates).
+func SelectedGroups(c *validators.Context, o *objects.Object) ([]facts.SecurityGroup, error) {
 	r := validators.Memo(c, groupSelections, o, func() selected[facts.SecurityGroup] {
 		items, err := selectUnion(c, o.NodeClass.Spec.SecurityGroupSelectorTerms, c.Facts.SecurityGroups, func(g facts.SecurityGroup) string { return g.ID })
 		return selected[facts.SecurityGroup]{items, err}

@@ -1,4 +1,4 @@
-package rules
+package network
 
 import (
 	"fmt"
@@ -13,45 +13,45 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 )
 
-// This file holds what the network rules share: a subnet's way out of the VPC (egress), what a set of
-// security groups lets through (permits), the control plane's groups and subnets, and the zone rule
-// that decides whether a defect of some subnets stops launches.
+// This file holds a subnet's way out of the VPC (EgressOf), what a set of security groups lets through
+// (Permits), the control plane's groups and subnets, and the zone rule that decides whether a defect of
+// some subnets stops launches.
 
-// verdict is a three-valued answer: a rule denies only on no, caps at warn on maybe.
-type verdict int
+// Verdict is a three-valued answer: a rule denies only on no, caps at warn on maybe.
+type Verdict int
 
 const (
-	verdictNo verdict = iota
-	verdictMaybe
-	verdictYes
+	VerdictNo Verdict = iota
+	VerdictMaybe
+	VerdictYes
 )
 
-// ipv6NotModelled is the reason the IPv4 network rules give on an IPv6 cluster.
-const ipv6NotModelled = "IPv6 clusters are not modelled"
+// IPv6NotModelled is the reason the IPv4 network rules give on an IPv6 cluster.
+const IPv6NotModelled = "IPv6 clusters are not modelled"
 
-// requireIPv4 returns an unknown fact when the cluster is IPv6 (or its family is unknown): the
+// RequireIPv4 returns an unknown fact when the cluster is IPv6 (or its family is unknown): the
 // reachability and egress rules model IPv4 only.
-func requireIPv4(c *validators.Context) error {
+func RequireIPv4(c *validators.Context) error {
 	cl, err := c.Facts.Cluster(c)
 	if err != nil {
 		return err
 	}
 	if cl.IPFamily == "ipv6" {
-		return facts.Unknown(facts.ClusterIPFamily, ipv6NotModelled)
+		return facts.Unknown(facts.ClusterIPFamily, IPv6NotModelled)
 	}
 	return nil
 }
 
-// permits tells whether some group of gs has a rule in that direction letting TCP port through from
+// Permits tells whether some group of gs has a rule in that direction letting TCP port through from
 // (ingress) or to (egress) the peers: a rule naming one of peerGroups, or a CIDR holding every one of
 // peerCIDRs. Security groups are stateful and an ENI's groups are a union, so one rule suffices. A
 // rule naming a prefix list may or may not hold the peers (maybe), and so may a group whose rules
 // were not read.
-func permits(gs []facts.SecurityGroup, egress bool, port int, peerGroups []string, peerCIDRs []netip.Prefix) verdict {
-	out := verdictNo
+func Permits(gs []facts.SecurityGroup, egress bool, port int, peerGroups []string, peerCIDRs []netip.Prefix) Verdict {
+	out := VerdictNo
 	for _, g := range gs {
 		if !g.RulesKnown() {
-			out = verdictMaybe
+			out = VerdictMaybe
 			continue
 		}
 		rules := g.Ingress
@@ -63,23 +63,23 @@ func permits(gs []facts.SecurityGroup, egress bool, port int, peerGroups []strin
 				continue
 			}
 			if slices.ContainsFunc(r.GroupIDs, func(id string) bool { return slices.Contains(peerGroups, id) }) {
-				return verdictYes
+				return VerdictYes
 			}
 			if len(peerCIDRs) > 0 && slices.ContainsFunc(r.CIDRs, func(cidr string) bool { return holdsAll(cidr, peerCIDRs) }) {
-				return verdictYes
+				return VerdictYes
 			}
 			if len(r.PrefixListIDs) > 0 {
-				out = verdictMaybe
+				out = VerdictMaybe
 			}
 		}
 	}
 	return out
 }
 
-// unlessMissing turns a "no" into "maybe" when some of the groups asked about could not be read.
-func unlessMissing(v verdict, missing bool) verdict {
-	if v == verdictNo && missing {
-		return verdictMaybe
+// UnlessMissing turns a "no" into "maybe" when some of the groups asked about could not be read.
+func UnlessMissing(v Verdict, missing bool) Verdict {
+	if v == VerdictNo && missing {
+		return VerdictMaybe
 	}
 	return v
 }
@@ -114,8 +114,8 @@ func holdsAll(cidr string, peers []netip.Prefix) bool {
 	return true
 }
 
-// subnetCIDR returns a subnet's IPv4 block, or false when it is unknown.
-func subnetCIDR(s facts.Subnet) (netip.Prefix, bool) {
+// SubnetCIDR returns a subnet's IPv4 block, or false when it is unknown.
+func SubnetCIDR(s facts.Subnet) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s.CIDRBlock)
 	if err != nil {
 		return netip.Prefix{}, false
@@ -123,19 +123,19 @@ func subnetCIDR(s facts.Subnet) (netip.Prefix, bool) {
 	return p.Masked(), true
 }
 
-// controlPlane is the control plane's network: its security groups C and the subnets of its ENIs.
-type controlPlane struct {
-	groups   []facts.SecurityGroup
-	groupIDs []string
-	subnets  []facts.Subnet
-	// missing lists the groups and subnets the facts do not show (a snapshot written without them):
+// ControlPlane is the control plane's network: its security groups C and the subnets of its ENIs.
+type ControlPlane struct {
+	Groups   []facts.SecurityGroup
+	GroupIDs []string
+	Subnets  []facts.Subnet
+	// Missing lists the groups and subnets the facts do not show (a snapshot written without them):
 	// what they allow is unknown, so the rules answer "maybe" rather than "no".
-	missing []string
+	Missing []string
 }
 
-// controlPlaneNetwork reads the control plane's groups and subnets by id; those the facts do not show
+// ControlPlaneNetwork reads the control plane's groups and subnets by id; those the facts do not show
 // are listed in missing.
-func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
+func ControlPlaneNetwork(c *validators.Context) (*ControlPlane, error) {
 	r := validators.Memo(c, controlPlanes, struct{}{}, func() controlPlaneResult {
 		cp, err := readControlPlane(c)
 		return controlPlaneResult{cp, err}
@@ -148,12 +148,12 @@ func controlPlaneNetwork(c *validators.Context) (*controlPlane, error) {
 var controlPlanes = &validators.Analysis[struct{}, controlPlaneResult]{Name: "control-plane network"}
 
 type controlPlaneResult struct {
-	cp  *controlPlane
+	cp  *ControlPlane
 	err error
 }
 
 // readControlPlane is controlPlaneNetwork without the memo.
-func readControlPlane(c *validators.Context) (*controlPlane, error) {
+func readControlPlane(c *validators.Context) (*ControlPlane, error) {
 	cl, err := c.Facts.Cluster(c)
 	if err != nil {
 		return nil, err
@@ -161,21 +161,21 @@ func readControlPlane(c *validators.Context) (*controlPlane, error) {
 	if err := c.Facts.Known(c, facts.ClusterControlPlaneNetwork); err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{}
+	cp := &ControlPlane{}
 	ids := append([]string{cl.ClusterSecurityGroupID}, cl.SecurityGroupIDs...)
 	for _, id := range ids {
-		if id == "" || slices.Contains(cp.groupIDs, id) {
+		if id == "" || slices.Contains(cp.GroupIDs, id) {
 			continue
 		}
-		cp.groupIDs = append(cp.groupIDs, id)
+		cp.GroupIDs = append(cp.GroupIDs, id)
 		gs, err := c.Facts.SecurityGroups(c, facts.SelectorTerm{ID: id})
 		if err != nil {
 			return nil, err
 		}
 		if len(gs) == 0 {
-			cp.missing = append(cp.missing, id)
+			cp.Missing = append(cp.Missing, id)
 		}
-		cp.groups = append(cp.groups, gs...)
+		cp.Groups = append(cp.Groups, gs...)
 	}
 	for _, id := range cl.SubnetIDs {
 		ss, err := c.Facts.Subnets(c, facts.SelectorTerm{ID: id})
@@ -183,47 +183,47 @@ func readControlPlane(c *validators.Context) (*controlPlane, error) {
 			return nil, err
 		}
 		if len(ss) == 0 {
-			cp.missing = append(cp.missing, id)
+			cp.Missing = append(cp.Missing, id)
 		}
-		cp.subnets = append(cp.subnets, ss...)
+		cp.Subnets = append(cp.Subnets, ss...)
 	}
 	return cp, nil
 }
 
-// egressKind is how a subnet's nodes leave the VPC (IPv4).
-type egressKind int
+// EgressKind is how a subnet's nodes leave the VPC (IPv4).
+type EgressKind int
 
 const (
-	egressUnknown egressKind = iota // a route the rules do not model: never a reason to deny
-	egressNAT                       // a default route to a public NAT gateway
-	egressIGW                       // a default route to an internet gateway, and a public IPv4
-	egressNone                      // no way out: only local and gateway-endpoint routes
+	EgressUnknown EgressKind = iota // a route the rules do not model: never a reason to deny
+	EgressNAT                       // a default route to a public NAT gateway
+	EgressIGW                       // a default route to an internet gateway, and a public IPv4
+	EgressNone                      // no way out: only local and gateway-endpoint routes
 )
 
-// egress is a subnet's way out, with what it goes through.
-type egress struct {
-	kind egressKind
-	// via is the default route's target ("" without one).
-	via string
-	// nat is the NAT gateway of egressNAT.
-	nat *facts.NATGateway
+// Egress is a subnet's way out, with what it goes through.
+type Egress struct {
+	Kind EgressKind
+	// Via is the default route's target ("" without one).
+	Via string
+	// NAT is the NAT gateway of egressNAT.
+	NAT *facts.NATGateway
 }
 
-// describe says the egress in words, for messages.
-func (e egress) describe() string {
-	switch e.kind {
-	case egressNAT:
-		return "its default route goes to NAT gateway " + e.via
-	case egressIGW:
-		return "its default route goes to internet gateway " + e.via + " and instances get a public IPv4"
-	case egressNone:
-		if e.via != "" {
-			return "its default route goes to internet gateway " + e.via + " but instances get no public IPv4, and no other route leaves the VPC"
+// Describe says the egress in words, for messages.
+func (e Egress) Describe() string {
+	switch e.Kind {
+	case EgressNAT:
+		return "its default route goes to NAT gateway " + e.Via
+	case EgressIGW:
+		return "its default route goes to internet gateway " + e.Via + " and instances get a public IPv4"
+	case EgressNone:
+		if e.Via != "" {
+			return "its default route goes to internet gateway " + e.Via + " but instances get no public IPv4, and no other route leaves the VPC"
 		}
 		return "it has no default route (0.0.0.0/0), so nothing leaves the VPC"
 	}
-	if e.via != "" {
-		return "its default route goes to " + e.via
+	if e.Via != "" {
+		return "its default route goes to " + e.Via
 	}
 	return "its routes lead somewhere the guard does not model"
 }
@@ -237,12 +237,12 @@ func publicIPv4(o *objects.Object, s facts.Subnet) bool {
 	return s.MapPublicIPOnLaunch
 }
 
-// egressOf classifies subnet s for the class's nodes, from the routes of its table (blackhole routes
+// EgressOf classifies subnet s for the class's nodes, from the routes of its table (blackhole routes
 // ignored). nats are the VPC's NAT gateways, nil when unknown: a NAT route then is egressNAT without
 // its gateway. It returns false when the subnet's routes are unknown.
-func egressOf(o *objects.Object, s facts.Subnet, nats []facts.NATGateway) (egress, bool) {
+func EgressOf(o *objects.Object, s facts.Subnet, nats []facts.NATGateway) (Egress, bool) {
 	if s.RouteTableID == "" {
-		return egress{}, false
+		return Egress{}, false
 	}
 	var def *facts.Route
 	onlyEndpoints := true
@@ -260,21 +260,21 @@ func egressOf(o *objects.Object, s facts.Subnet, nats []facts.NATGateway) (egres
 	}
 	if def == nil {
 		if onlyEndpoints {
-			return egress{kind: egressNone}, true
+			return Egress{Kind: EgressNone}, true
 		}
-		return egress{kind: egressUnknown}, true
+		return Egress{Kind: EgressUnknown}, true
 	}
-	e := egress{via: def.Target}
+	e := Egress{Via: def.Target}
 	switch {
 	case strings.HasPrefix(def.Target, "nat-"):
 		if nats == nil {
-			e.kind = egressNAT
+			e.Kind = EgressNAT
 			return e, true
 		}
 		for i, n := range nats {
 			if n.ID == def.Target {
 				if strings.EqualFold(n.ConnectivityType, "public") || n.ConnectivityType == "" {
-					e.kind, e.nat = egressNAT, &nats[i]
+					e.Kind, e.NAT = EgressNAT, &nats[i]
 				}
 				return e, true // a private NAT gateway: unknown
 			}
@@ -283,27 +283,27 @@ func egressOf(o *objects.Object, s facts.Subnet, nats []facts.NATGateway) (egres
 	case strings.HasPrefix(def.Target, "igw-"):
 		switch {
 		case publicIPv4(o, s):
-			e.kind = egressIGW
+			e.Kind = EgressIGW
 		case onlyEndpoints:
-			e.kind = egressNone
+			e.Kind = EgressNone
 		}
 	}
 	return e, true
 }
 
-// subnetDefect is what a rule found in one node subnet: at the rule's action (sure), or capped at warn.
-type subnetDefect struct {
-	subnet facts.Subnet
-	sure   bool
-	detail string
+// SubnetDefect is what a rule found in one node subnet: at the rule's action (sure), or capped at warn.
+type SubnetDefect struct {
+	Subnet facts.Subnet
+	Sure   bool
+	Detail string
 }
 
-// zoneFindings applies the zone rule: Karpenter launches into a zone through the subnet with the most
+// ZoneFindings applies the zone rule: Karpenter launches into a zone through the subnet with the most
 // free addresses, so a defect stops launches in a zone only when every node subnet of that zone has it
 // surely. Defects of zones where another subnet is fine, or that are not sure, are capped at warn.
 // It returns one finding for the zones at the rule's action and one for the capped ones, each built by
 // mk from the defects' details.
-func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(details []string, capped bool, zones []string) validators.Finding) []validators.Finding {
+func ZoneFindings(subnets []facts.Subnet, defects []SubnetDefect, mk func(details []string, capped bool, zones []string) validators.Finding) []validators.Finding {
 	if len(defects) == 0 {
 		return nil
 	}
@@ -313,13 +313,13 @@ func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(detail
 	}
 	sureInZone := map[string]int{}
 	for _, d := range defects {
-		if d.sure {
-			sureInZone[d.subnet.AvailabilityZone]++
+		if d.Sure {
+			sureInZone[d.Subnet.AvailabilityZone]++
 		}
 	}
-	var sure, capped []subnetDefect
+	var sure, capped []SubnetDefect
 	for _, d := range defects {
-		if d.sure && sureInZone[d.subnet.AvailabilityZone] == byZone[d.subnet.AvailabilityZone] {
+		if d.Sure && sureInZone[d.Subnet.AvailabilityZone] == byZone[d.Subnet.AvailabilityZone] {
 			sure = append(sure, d)
 		} else {
 			capped = append(capped, d)
@@ -327,7 +327,7 @@ func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(detail
 	}
 	var out []validators.Finding
 	for _, group := range []struct {
-		ds     []subnetDefect
+		ds     []SubnetDefect
 		capped bool
 	}{{sure, false}, {capped, true}} {
 		if len(group.ds) == 0 {
@@ -335,9 +335,9 @@ func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(detail
 		}
 		var details, zones []string
 		for _, d := range group.ds {
-			details = append(details, d.detail)
-			if !slices.Contains(zones, d.subnet.AvailabilityZone) {
-				zones = append(zones, d.subnet.AvailabilityZone)
+			details = append(details, d.Detail)
+			if !slices.Contains(zones, d.Subnet.AvailabilityZone) {
+				zones = append(zones, d.Subnet.AvailabilityZone)
 			}
 		}
 		sort.Strings(zones)
@@ -350,13 +350,13 @@ func zoneFindings(subnets []facts.Subnet, defects []subnetDefect, mk func(detail
 	return out
 }
 
-// cappedNote says why a finding is capped at warn under the zone rule.
-func cappedNote(zones []string) string {
+// CappedNote says why a finding is capped at warn under the zone rule.
+func CappedNote(zones []string) string {
 	return fmt.Sprintf(" (a warning, not a denial: in %s another subnet of the zone works, or the guard's evidence is incomplete, so launches may still succeed)", strings.Join(zones, ", "))
 }
 
-// subnetName names a subnet for messages: its id, with its Name tag and zone.
-func subnetName(s facts.Subnet) string {
+// SubnetName names a subnet for messages: its id, with its Name tag and zone.
+func SubnetName(s facts.Subnet) string {
 	name := s.ID
 	if n := s.Tags["Name"]; n != "" {
 		name += " " + n
@@ -364,8 +364,8 @@ func subnetName(s facts.Subnet) string {
 	return name + " (" + s.AvailabilityZone + ")"
 }
 
-// groupIDs returns the ids of gs.
-func groupIDs(gs []facts.SecurityGroup) []string {
+// GroupIDs returns the ids of gs.
+func GroupIDs(gs []facts.SecurityGroup) []string {
 	out := make([]string, len(gs))
 	for i, g := range gs {
 		out[i] = g.ID
@@ -373,7 +373,7 @@ func groupIDs(gs []facts.SecurityGroup) []string {
 	return out
 }
 
-// selectorLine returns the line and field of a selector, for findings.
-func selectorField(o *objects.Object, field string) (string, int) {
+// SelectorField returns the path and line of a class's selector field, for findings.
+func SelectorField(o *objects.Object, field string) (string, int) {
 	return "spec." + field, o.Fields.Line("spec", field)
 }
