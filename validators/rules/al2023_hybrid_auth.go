@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var al2023HybridAuth = &validators.Rule{
@@ -23,7 +24,7 @@ var al2023HybridAuth = &validators.Rule{
 		"Karpenter's docs say an EC2_LINUX entry suffices, so this is a warning: if AL2023 nodes do not " +
 		"register, add the mapping.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		if family(o.NodeClass) != userdata.FamilyAL2023 {
+		if ami.Family(o.NodeClass) != userdata.FamilyAL2023 {
 			return nil, nil
 		}
 		a, err := authorizationOf(c, o)

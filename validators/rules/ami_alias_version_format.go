@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/config"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiAliasVersionFormat = &validators.Rule{
@@ -46,9 +47,9 @@ var semanticVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+$`)
 func checkAlias(a string) (string, string) {
 	fam, ver, ok := strings.Cut(a, "@")
 	if !ok || fam == "" || ver == "" {
-		return fmt.Sprintf("alias %q is not of the form family@version", a), "alias: al2023@latest (or pin a release such as " + pinnedAlias("al2023") + ")"
+		return fmt.Sprintf("alias %q is not of the form family@version", a), "alias: al2023@latest (or pin a release such as " + ami.PinnedAlias("al2023") + ")"
 	}
-	if _, known := aliasFamilies[fam]; !known {
+	if _, known := ami.AliasFamilies[fam]; !known {
 		return fmt.Sprintf("alias %q names family %q, which Karpenter does not know", a, fam),
 			"use one of al2, al2023, bottlerocket, windows2019, windows2022, windows2025"
 	}
@@ -61,13 +62,13 @@ func checkAlias(a string) (string, string) {
 			return "", ""
 		}
 		return fmt.Sprintf("alias %q: %s versions are written vYYYYMMDD, so %q matches no AMI release", a, fam, ver),
-			fmt.Sprintf("alias: %s@latest, or a release such as %s", fam, pinnedAlias(fam))
+			fmt.Sprintf("alias: %s@latest, or a release such as %s", fam, ami.PinnedAlias(fam))
 	case "bottlerocket":
 		if semanticVersion.MatchString(ver) {
 			return "", ""
 		}
 		return fmt.Sprintf("alias %q: Bottlerocket versions are semantic versions such as v1.26.1, so %q matches no release", a, ver),
-			"alias: bottlerocket@latest, or a release such as " + pinnedAlias(fam)
+			"alias: bottlerocket@latest, or a release such as " + ami.PinnedAlias(fam)
 	default:
 		return fmt.Sprintf("alias %q: %s can only use version latest", a, fam), "alias: " + fam + "@latest"
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiFamilyEOL = &validators.Rule{
@@ -26,7 +27,7 @@ var amiFamilyEOL = &validators.Rule{
 		}
 		minor := cl.Minor()
 		nc := o.NodeClass
-		fam, _, hasAlias := alias(nc)
+		fam, _, hasAlias := ami.Alias(nc)
 		switch {
 		case minor >= 33 && (nc.Spec.AMIFamily == userdata.FamilyAL2 || fam == "al2"):
 			field, line := "spec.amiFamily", o.Fields.Line("spec", "amiFamily")
@@ -48,19 +49,19 @@ var amiFamilyEOL = &validators.Rule{
 				if t.Alias != "" {
 					continue
 				}
-				imgs, _, err := resolveTerm(c, t)
+				imgs, _, err := ami.ResolveTerm(c, t)
 				if err != nil {
 					return nil, err
 				}
 				var al2 []facts.Image
 				for _, img := range imgs {
-					if imageFamily(img.Name) == userdata.FamilyAL2 {
+					if ami.ImageFamily(img.Name) == userdata.FamilyAL2 {
 						al2 = append(al2, img)
 					}
 				}
 				if len(al2) > 0 {
 					return []validators.Finding{{Field: objects.Path("spec", "amiSelectorTerms", i), Line: o.Fields.Line("spec", "amiSelectorTerms", i),
-						Message: fmt.Sprintf("AMI term %d selects AL2 images on Kubernetes %s, where AL2 is no longer supported: %s", i, cl.Version, describeImages(al2)),
+						Message: fmt.Sprintf("AMI term %d selects AL2 images on Kubernetes %s, where AL2 is no longer supported: %s", i, cl.Version, ami.DescribeImages(al2)),
 						Fix:     "amiSelectorTerms: [{alias: al2023@latest}]"}}, nil
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiFamilyMismatch = &validators.Rule{
@@ -34,14 +35,14 @@ var amiFamilyMismatch = &validators.Rule{
 			if t.Alias != "" {
 				continue // an alias is its family's own image
 			}
-			imgs, _, err := resolveTerm(c, t)
+			imgs, _, err := ami.ResolveTerm(c, t)
 			if err != nil {
 				return nil, err
 			}
 			var bad []facts.Image
 			var fams []string
 			for _, img := range imgs {
-				if f := imageFamily(img.Name); f != "" && !sameFamily(f, want) {
+				if f := ami.ImageFamily(img.Name); f != "" && !ami.SameFamily(f, want) {
 					bad = append(bad, img)
 					if !slices.Contains(fams, f) {
 						fams = append(fams, f)
@@ -60,8 +61,8 @@ var amiFamilyMismatch = &validators.Rule{
 			out = append(out, validators.Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
 				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
-				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, %s: %s", want, i, strings.Join(fams, "/"), why, describeImages(bad)),
-				Fix:     fmt.Sprintf("select %s images (e.g. alias: %s), or set amiFamily to the images' family", want, defaultAlias(want)),
+				Message: fmt.Sprintf("amiFamily is %s but AMI term %d selects %s images, %s: %s", want, i, strings.Join(fams, "/"), why, ami.DescribeImages(bad)),
+				Fix:     fmt.Sprintf("select %s images (e.g. alias: %s), or set amiFamily to the images' family", want, ami.DefaultAlias(want)),
 			})
 		}
 		return out, nil

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"strings"
 	"testing"
 )
@@ -8,8 +9,8 @@ import (
 // TestPinnedAliasesPassTheVersionRule: every release a fix suggests pinning is one that
 // ami-alias-version-format accepts, and families with only latest get no suggestion.
 func TestPinnedAliasesPassTheVersionRule(t *testing.T) {
-	for fam := range aliasFamilies {
-		pin := pinnedAlias(fam)
+	for fam := range ami.AliasFamilies {
+		pin := ami.PinnedAlias(fam)
 		if strings.HasPrefix(fam, "windows") {
 			if pin != "" {
 				t.Errorf("%s only has latest, but a fix would suggest %s", fam, pin)

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiOwnerNotAllowed = &validators.Rule{
@@ -31,7 +32,7 @@ var amiOwnerNotAllowed = &validators.Rule{
 		}
 		var out []validators.Finding
 		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
-			imgs, _, err := resolveTerm(c, t)
+			imgs, _, err := ami.ResolveTerm(c, t)
 			if err != nil {
 				return nil, err
 			}
@@ -55,7 +56,7 @@ var amiOwnerNotAllowed = &validators.Rule{
 			out = append(out, validators.Finding{
 				Field:   objects.Path("spec", "amiSelectorTerms", i),
 				Line:    o.Fields.Line("spec", "amiSelectorTerms", i),
-				Message: fmt.Sprintf("AMI term %d selects images whose owner is not allowed (%s): %s", i, strings.Join(c.Config.AMIOwners.Allowed, ", "), describeImages(bad)),
+				Message: fmt.Sprintf("AMI term %d selects images whose owner is not allowed (%s): %s", i, strings.Join(c.Config.AMIOwners.Allowed, ", "), ami.DescribeImages(bad)),
 				Fix:     "add owner: to the term with an allowed owner, or extend amiOwners.allowed if this publisher is trusted",
 			})
 		}

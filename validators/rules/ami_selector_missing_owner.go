@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiSelectorMissingOwner = &validators.Rule{
@@ -68,7 +69,7 @@ var amiSelectorMissingOwner = &validators.Rule{
 						choices = append(choices, choice)
 					}
 				}
-				f.Message += "; it resolves to images of several owners: " + describeImages(several)
+				f.Message += "; it resolves to images of several owners: " + ami.DescribeImages(several)
 				f.Fix = "add " + strings.Join(choices, " or ") + ", whichever publishes the image you mean (never guessed between several)"
 				out = append(out, f)
 				continue
@@ -123,7 +124,7 @@ func resolvedOwner(c *validators.Context, t objects.AMISelectorTerm) (owner stri
 	if c.Facts.Known(c, facts.Images) != nil {
 		return "", nil
 	}
-	imgs, _, err := resolveTerm(c, objects.AMISelectorTerm{Name: t.Name, Tags: t.Tags})
+	imgs, _, err := ami.ResolveTerm(c, objects.AMISelectorTerm{Name: t.Name, Tags: t.Tags})
 	if err != nil || len(imgs) == 0 {
 		return "", nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var amiSelectorNoMatch = &validators.Rule{
@@ -26,7 +27,7 @@ var amiSelectorNoMatch = &validators.Rule{
 		var out []validators.Finding
 		resolved := 0
 		for i, t := range o.NodeClass.Spec.AMISelectorTerms {
-			imgs, desc, err := resolveTerm(c, t)
+			imgs, desc, err := ami.ResolveTerm(c, t)
 			if err != nil {
 				return nil, err
 			}

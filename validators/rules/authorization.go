@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 // This file holds whether the role an EC2NodeClass's nodes boot with may join the cluster
@@ -77,7 +78,7 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 	if err != nil || r.role == nil {
 		return nil, err
 	}
-	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(family(o.NodeClass)), naming: nodeNamingOf(c, o)}
+	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(ami.Family(o.NodeClass)), naming: nodeNamingOf(c, o)}
 	if cluster.HonoursAccessEntries() {
 		a.entry, err = c.Facts.AccessEntry(c, r.role)
 		if err != nil {

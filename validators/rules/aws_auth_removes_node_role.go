@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var awsAuthRemovesNodeRole = &validators.Rule{
@@ -65,7 +66,7 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 			if r.role == nil {
 				continue
 			}
-			windows := userdata.IsWindows(family(nc.NodeClass))
+			windows := userdata.IsWindows(ami.Family(nc.NodeClass))
 			if cluster.HonoursAccessEntries() {
 				entry, err := c.Facts.AccessEntry(c, r.role)
 				if err != nil {

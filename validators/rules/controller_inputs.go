@@ -12,6 +12,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
@@ -86,7 +87,7 @@ func controllerInputsOf(c *validators.Context, o *objects.Object) (*controllerIn
 		k8s:       cl.Version,
 		class:     o.Name,
 		specRole:  spec.Role,
-		al2023:    family(o.NodeClass) == userdata.FamilyAL2023,
+		al2023:    ami.Family(o.NodeClass) == userdata.FamilyAL2023,
 		amiFamily: spec.AMIFamily != "",
 		tags:      specTags(o),
 		pools:     poolsServing(c, o),
@@ -109,7 +110,7 @@ func controllerInputsOf(c *validators.Context, o *objects.Object) (*controllerIn
 		in.amiTerms[i] = amiTermRef{alias: t.Alias, ssmParameter: t.SSMParameter}
 	}
 	for _, t := range spec.AMISelectorTerms {
-		imgs, _, err := resolveTerm(c, t)
+		imgs, _, err := ami.ResolveTerm(c, t)
 		if err != nil {
 			in.imagesErr = err.Error()
 			break

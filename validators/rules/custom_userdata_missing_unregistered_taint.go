@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var customUserdataMissingUnregisteredTaint = &validators.Rule{
@@ -38,7 +39,7 @@ var customUserdataMissingUnregisteredTaint = &validators.Rule{
 		}
 		// The catalog's parser remembers readings by text, as it does parses: reading a script means
 		// parsing it as bash.
-		reg, err := validators.Shared(c, userDataParser).Registers(bootFamily(nc), text, userdata.UnregisteredTaintKey, userdata.UnregisteredTaintEffect)
+		reg, err := validators.Shared(c, userDataParser).Registers(ami.BootFamily(nc), text, userdata.UnregisteredTaintKey, userdata.UnregisteredTaintEffect)
 		if err != nil {
 			return nil, nil // a Bottlerocket image that cannot read it at all: userdata-invalid reports it
 		}
@@ -46,7 +47,7 @@ var customUserdataMissingUnregisteredTaint = &validators.Rule{
 			return nil, nil // registered, or only running the userData would tell
 		}
 		fix := "register the node with the taint: kubelet --register-with-taints=karpenter.sh/unregistered=:NoExecute (or registerWithTaints in the kubelet configuration / NodeConfig)"
-		if bootFamily(nc) == userdata.FamilyBottlerocket {
+		if ami.BootFamily(nc) == userdata.FamilyBottlerocket {
 			fix = "register the node with the taint in its Bottlerocket settings:\n  [settings.kubernetes.node-taints]\n  \"karpenter.sh/unregistered\" = [\":NoExecute\"]"
 		}
 		var msg string

@@ -11,7 +11,8 @@
 // Analyses that read no rule live in packages of their own under validators/analysis
 // (trustpolicy: what a role's trust policy says about EC2; network: what a class's selector terms
 // select, subnets' egress, what security groups let through, the control plane's network and the VPC
-// endpoints isolated subnets need). What several rules read here is a named
+// endpoints isolated subnets need; ami: the AMI family a class boots and an image belongs to, and the
+// images each amiSelectorTerms term resolves to). What several rules read here is a named
 // analysis in a file named for it, computed once per evaluation through validators.Memo:
 //
 //   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
@@ -20,9 +21,6 @@
 //     mode, the role's access entry and its aws-auth mapping (docs/design.md §3), read by the
 //     node-role rules;
 //   - aws_auth_mappings.go: what aws-auth says about a role;
-//   - ami_family.go: the AMI family a class boots and an image belongs to;
-//   - ami_resolution.go: the images each amiSelectorTerms term resolves to, aliases through the SSM
-//     parameters of the cluster's version;
 //   - userdata.go: a class's userData parsed for its family;
 //   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
 //     are, how messages name things.

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 // This file holds how an EC2NodeClass's nodes are named, which decides the Kubernetes username their
@@ -76,7 +77,7 @@ func nodeNamingOf(c *validators.Context, o *objects.Object) nodeNaming {
 		return namingOf(ud)
 	}
 	namings := validators.Shared(c, nodeNamings)
-	k := namingKey{bootFamily(o.NodeClass), text}
+	k := namingKey{ami.BootFamily(o.NodeClass), text}
 	if n, ok := namings.Get(k); ok {
 		return n
 	}
@@ -114,7 +115,7 @@ const maxRememberedNamings = 256
 // bootsWithNodeadm reports whether nodeadm boots the class's nodes: the AL2023 family, or amiFamily
 // Custom whose userData holds a NodeConfig (an image whose boot agent reads one).
 func bootsWithNodeadm(c *validators.Context, o *objects.Object) bool {
-	switch bootFamily(o.NodeClass) {
+	switch ami.BootFamily(o.NodeClass) {
 	case userdata.FamilyAL2023:
 		return true
 	case userdata.FamilyCustom:

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var nodeclassV1beta1 = &validators.Rule{
@@ -58,13 +59,13 @@ var nodeclassV1beta1 = &validators.Rule{
 				Line:    o.Fields.Line("spec", "amiSelectorTerms"),
 				Message: "amiSelectorTerms is required in v1: the family's default AMIs are no longer implied",
 			}
-			a := defaultAlias(nc.Spec.AMIFamily)
+			a := ami.DefaultAlias(nc.Spec.AMIFamily)
 			switch {
 			case o.Fields.Has("spec", "amiSelectorTerms"):
 				f.Fix = "write at least one term, e.g. - alias: al2023@latest"
 			case a != "" && o.Fields.Value("spec") != nil:
 				f.Fix = "amiSelectorTerms: [{alias: " + a + "}]"
-				if pin := pinnedAlias(strings.TrimSuffix(a, "@latest")); pin != "" {
+				if pin := ami.PinnedAlias(strings.TrimSuffix(a, "@latest")); pin != "" {
 					f.Fix += " (pin a release such as " + pin + " for production)"
 				}
 				f.Edits = []validators.Edit{{Object: o, Path: []any{"spec"}, Op: validators.EditAdd, Key: "amiSelectorTerms", Value: aliasTerms(a)}}
@@ -90,7 +91,7 @@ func convertibleToV1(o *objects.Object) bool {
 	if len(nc.Spec.AMISelectorTerms) > 0 {
 		return true
 	}
-	return defaultAlias(nc.Spec.AMIFamily) != "" && !o.Fields.Has("spec", "amiSelectorTerms") && o.Fields.Value("spec") != nil
+	return ami.DefaultAlias(nc.Spec.AMIFamily) != "" && !o.Fields.Has("spec", "amiSelectorTerms") && o.Fields.Value("spec") != nil
 }
 
 // aliasTerms returns amiSelectorTerms holding one alias term, for Edit values.

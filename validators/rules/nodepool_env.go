@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
 )
@@ -166,7 +167,7 @@ func readClassArchitectures(c *validators.Context, class *objects.Object) ([]str
 			}
 			continue
 		}
-		imgs, _, err := resolveTerm(c, t)
+		imgs, _, err := ami.ResolveTerm(c, t)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
 )
 
@@ -35,7 +36,7 @@ func amiFinding(c *validators.Context, o *objects.Object, j poolJudgement) ([]va
 	if err != nil || len(arches) == 0 {
 		return nil, err // no image at all: ami-selector-no-match reports it
 	}
-	fam := family(j.class.NodeClass)
+	fam := ami.Family(j.class.NodeClass)
 	osName := "linux"
 	if userdata.IsWindows(fam) {
 		osName = "windows"

@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/scheduling"
 )
 
@@ -53,7 +54,7 @@ func requirementsFinding(c *validators.Context, o *objects.Object, j poolJudgeme
 	if err != nil {
 		return nil, err
 	}
-	env := scheduling.Env{Architectures: arches, AMIFamily: family(j.class.NodeClass), Zones: zones}
+	env := scheduling.Env{Architectures: arches, AMIFamily: ami.Family(j.class.NodeClass), Zones: zones}
 	if cl, err := c.Facts.Cluster(c); err == nil {
 		env.Region = cl.Region
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
 )
 
@@ -81,7 +82,7 @@ type joinService struct{ name, why string }
 // returned are then those known to be needed).
 func joinServices(c *validators.Context, o *objects.Object) ([]joinService, error) {
 	var out []joinService
-	if bootFamily(o.NodeClass) == userdata.FamilyAL2023 && nodeNamingOf(c, o) == namingPrivateDNS {
+	if ami.BootFamily(o.NodeClass) == userdata.FamilyAL2023 && nodeNamingOf(c, o) == namingPrivateDNS {
 		out = append(out, joinService{"ec2", "nodeadm calls ec2:DescribeInstances to name the node"})
 	}
 	cni, err := c.Facts.VPCCNI(c)

@@ -4,6 +4,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 // parsedUserData is an EC2NodeClass's userData parsed for its family, or why it cannot be.
@@ -30,7 +31,7 @@ func parseUserData(c *validators.Context, o *objects.Object) (userdata.UserData,
 		if o.NodeClass.Spec.UserData != nil {
 			text = *o.NodeClass.Spec.UserData
 		}
-		ud, err := validators.Shared(c, userDataParser).Parse(bootFamily(o.NodeClass), text)
+		ud, err := validators.Shared(c, userDataParser).Parse(ami.BootFamily(o.NodeClass), text)
 		return parsedUserData{ud, err}
 	})
 	return p.ud, p.err

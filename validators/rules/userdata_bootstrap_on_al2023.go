@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var userdataBootstrapOnAL2023 = &validators.Rule{
@@ -22,7 +23,7 @@ var userdataBootstrapOnAL2023 = &validators.Rule{
 		"settings in a NodeConfig MIME part or in spec.kubelet instead.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
 		nc := o.NodeClass
-		if family(nc) != userdata.FamilyAL2023 || nc.Spec.UserData == nil {
+		if ami.Family(nc) != userdata.FamilyAL2023 || nc.Spec.UserData == nil {
 			return nil, nil
 		}
 		ud, err := parseUserData(c, o)

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var userdataInvalid = &validators.Rule{
@@ -30,7 +31,7 @@ var userdataInvalid = &validators.Rule{
 		if nc.Spec.UserData == nil {
 			return nil, nil
 		}
-		fam := bootFamily(nc)
+		fam := ami.BootFamily(nc)
 		switch fam {
 		case userdata.FamilyAL2, userdata.FamilyAL2023, userdata.FamilyBottlerocket:
 		default:
@@ -42,7 +43,7 @@ var userdataInvalid = &validators.Rule{
 		}
 		var msg string
 		switch {
-		case family(nc) == userdata.FamilyCustom:
+		case ami.Family(nc) == userdata.FamilyCustom:
 			// Karpenter passes it through: the instance launches and Bottlerocket cannot read it.
 			msg = fmt.Sprintf("amiFamily Custom with only bottlerocket aliases boots Bottlerocket, which gets this userData untouched and never joins the cluster: %v", err)
 		case fam == userdata.FamilyBottlerocket:
@@ -70,7 +71,7 @@ func userdataFormat(nc *objects.EC2NodeClass, fam string, script bool) string {
 		if script {
 			fix += "; Bottlerocket runs no userData script: run commands from [settings.bootstrap-commands.<name>] or a bootstrap container"
 		}
-		if family(nc) == userdata.FamilyCustom {
+		if ami.Family(nc) == userdata.FamilyCustom {
 			fix += "; with amiFamily Custom Karpenter adds nothing: set cluster-name, api-server and cluster-certificate under [settings.kubernetes], " +
 				"and the taint under [settings.kubernetes.node-taints]: \"karpenter.sh/unregistered\" = [\":NoExecute\"]"
 		}

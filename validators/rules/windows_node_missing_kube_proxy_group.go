@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 )
 
 var windowsNodeMissingKubeProxyGroup = &validators.Rule{
@@ -25,7 +26,7 @@ var windowsNodeMissingKubeProxyGroup = &validators.Rule{
 		"become Ready, but Windows pods cannot resolve names. Re-create the access entry as EC2_WINDOWS, or " +
 		"add the group to the role's aws-auth mapping.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		if !userdata.IsWindows(family(o.NodeClass)) {
+		if !userdata.IsWindows(ami.Family(o.NodeClass)) {
 			return nil, nil
 		}
 		a, err := authorizationOf(c, o)

@@ -1,4 +1,4 @@
-package rules
+package ami
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 // This file holds the resolution of amiSelectorTerms to the available images they select, which the
 // AMI rules share (and ami-selector-missing-owner's fix), and how findings describe terms and images.
 
-// resolveTerm returns the available images a term selects and a short description of the term, once
+// ResolveTerm returns the available images a term selects and a short description of the term, once
 // per evaluation (several rules ask). An alias is resolved through the SSM parameters for the cluster's
 // version and both architectures.
-func resolveTerm(c *validators.Context, t objects.AMISelectorTerm) ([]facts.Image, string, error) {
+func ResolveTerm(c *validators.Context, t objects.AMISelectorTerm) ([]facts.Image, string, error) {
 	key := t.Alias + "\x00" + facts.ImageTerm{ID: t.ID, Name: t.Name, Owner: t.Owner, SSMParameter: t.SSMParameter, Tags: t.Tags}.String()
 	r := validators.Memo(c, termResolutions, key, func() termResult {
 		imgs, desc, err := resolveTermUncached(c, t)
@@ -35,7 +35,7 @@ type termResult struct {
 	err    error
 }
 
-// resolveTermUncached is resolveTerm without the memo.
+// resolveTermUncached is ResolveTerm without the memo.
 func resolveTermUncached(c *validators.Context, t objects.AMISelectorTerm) ([]facts.Image, string, error) {
 	if t.Alias != "" {
 		fam, ver, _ := strings.Cut(t.Alias, "@")
@@ -113,8 +113,8 @@ func describeTerm(t objects.AMISelectorTerm) string {
 	return strings.Join(parts, ", ")
 }
 
-// describeImages lists images as id (name, owner), at most five.
-func describeImages(imgs []facts.Image) string {
+// DescribeImages lists images as id (name, owner), at most five.
+func DescribeImages(imgs []facts.Image) string {
 	var parts []string
 	for i, img := range imgs {
 		if i == 5 {

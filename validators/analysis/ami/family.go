@@ -1,4 +1,4 @@
-package rules
+package ami
 
 import (
 	"strings"
@@ -7,10 +7,8 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 )
 
-// This file holds what AMI family an EC2NodeClass boots, and an image belongs to.
-
-// aliasFamilies maps an alias family (al2023) to its amiFamily (AL2023).
-var aliasFamilies = map[string]string{
+// AliasFamilies maps an alias family (al2023) to its amiFamily (AL2023).
+var AliasFamilies = map[string]string{
 	"al2":          userdata.FamilyAL2,
 	"al2023":       userdata.FamilyAL2023,
 	"bottlerocket": userdata.FamilyBottlerocket,
@@ -19,8 +17,8 @@ var aliasFamilies = map[string]string{
 	"windows2025":  userdata.FamilyWindows2025,
 }
 
-// alias returns the alias of an EC2NodeClass's amiSelectorTerms ("" when none) split into family and version.
-func alias(nc *objects.EC2NodeClass) (family, version string, ok bool) {
+// Alias returns the Alias of an EC2NodeClass's amiSelectorTerms ("" when none) split into family and version.
+func Alias(nc *objects.EC2NodeClass) (family, version string, ok bool) {
 	for _, t := range nc.Spec.AMISelectorTerms {
 		if t.Alias != "" {
 			family, version, _ = strings.Cut(t.Alias, "@")
@@ -30,38 +28,38 @@ func alias(nc *objects.EC2NodeClass) (family, version string, ok bool) {
 	return "", "", false
 }
 
-// family returns the AMI family an EC2NodeClass boots: spec.amiFamily, else the alias's family.
-func family(nc *objects.EC2NodeClass) string {
+// Family returns the AMI Family an EC2NodeClass boots: spec.amiFamily, else the alias's Family.
+func Family(nc *objects.EC2NodeClass) string {
 	if nc.Spec.AMIFamily != "" {
 		return nc.Spec.AMIFamily
 	}
-	if f, _, ok := alias(nc); ok {
-		return aliasFamilies[strings.ToLower(f)]
+	if f, _, ok := Alias(nc); ok {
+		return AliasFamilies[strings.ToLower(f)]
 	}
 	return ""
 }
 
-// bootFamily returns the family whose boot agent reads an EC2NodeClass's userData: its family, except
+// BootFamily returns the family whose boot agent reads an EC2NodeClass's userData: its family, except
 // that amiFamily Custom over bottlerocket aliases only boots Bottlerocket, which reads userData as TOML
 // settings whatever amiFamily says (Karpenter then passes the userData through unmerged).
-func bootFamily(nc *objects.EC2NodeClass) string {
-	fam := family(nc)
+func BootFamily(nc *objects.EC2NodeClass) string {
+	fam := Family(nc)
 	if fam != userdata.FamilyCustom || len(nc.Spec.AMISelectorTerms) == 0 {
 		return fam
 	}
 	for _, t := range nc.Spec.AMISelectorTerms {
 		f, _, _ := strings.Cut(t.Alias, "@")
-		if aliasFamilies[strings.ToLower(f)] != userdata.FamilyBottlerocket {
+		if AliasFamilies[strings.ToLower(f)] != userdata.FamilyBottlerocket {
 			return fam // an image Karpenter does not name: its boot agent is unknown
 		}
 	}
 	return userdata.FamilyBottlerocket
 }
 
-// pinnedAlias returns an example of a pinned release of an alias family ("al2023" → al2023@v20251112),
+// PinnedAlias returns an example of a pinned release of an alias family ("al2023" → al2023@v20251112),
 // written the way ami-alias-version-format accepts it, or "" for a family that only has latest (Windows).
 // Every suggestion to pin a release uses it, so no fix suggests an alias another rule denies.
-func pinnedAlias(aliasFamily string) string {
+func PinnedAlias(aliasFamily string) string {
 	switch strings.ToLower(aliasFamily) {
 	case "al2", "al2023":
 		return strings.ToLower(aliasFamily) + "@v20251112"
@@ -71,9 +69,9 @@ func pinnedAlias(aliasFamily string) string {
 	return ""
 }
 
-// defaultAlias returns the alias that reproduces a v1beta1 family's default AMIs, or "".
-func defaultAlias(fam string) string {
-	for a, f := range aliasFamilies {
+// DefaultAlias returns the alias that reproduces a v1beta1 family's default AMIs, or "".
+func DefaultAlias(fam string) string {
+	for a, f := range AliasFamilies {
 		if f == fam {
 			return a + "@latest"
 		}
@@ -81,8 +79,8 @@ func defaultAlias(fam string) string {
 	return ""
 }
 
-// imageFamily recognises the EKS-optimized name patterns of docs/design.md §4 ("" for other images).
-func imageFamily(name string) string {
+// ImageFamily recognises the EKS-optimized name patterns of docs/design.md §4 ("" for other images).
+func ImageFamily(name string) string {
 	switch {
 	case strings.HasPrefix(name, "amazon-eks-node-al2023-"):
 		return userdata.FamilyAL2023
@@ -102,11 +100,11 @@ func imageFamily(name string) string {
 	return ""
 }
 
-// anyWindows is imageFamily's answer for an EKS-optimized Windows image of a release it does not know.
+// anyWindows is ImageFamily's answer for an EKS-optimized Windows image of a release it does not know.
 const anyWindows = "Windows"
 
-// sameFamily reports whether an image of family imageFam (imageFamily's answer) boots under amiFamily.
-func sameFamily(imageFam, amiFamily string) bool {
+// SameFamily reports whether an image of family imageFam (imageFamily's answer) boots under amiFamily.
+func SameFamily(imageFam, amiFamily string) bool {
 	if imageFam == anyWindows {
 		return userdata.IsWindows(amiFamily)
 	}
