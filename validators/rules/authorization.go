@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 // This file holds whether the role an EC2NodeClass's nodes boot with may join the cluster
@@ -33,7 +34,7 @@ type authorization struct {
 	entry   *facts.AccessEntry
 	entryOK bool
 	// mappings (only looked up when the mode reads aws-auth).
-	mappings  roleMappings
+	mappings  noderole.Mappings
 	mappingOK bool
 	// mappingProblem says what is wrong with a path-less mapping that does not let nodes join (the
 	// node groups it lacks).
@@ -74,13 +75,13 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 	if err != nil {
 		return nil, err
 	}
-	r, err := resolveRole(c, o)
-	if err != nil || r.role == nil {
+	r, err := noderole.Resolve(c, o)
+	if err != nil || r.Role == nil {
 		return nil, err
 	}
-	a := &authorization{cluster: cluster, role: r.role, field: r.field, windows: userdata.IsWindows(ami.Family(o.NodeClass)), naming: nodeNamingOf(c, o)}
+	a := &authorization{cluster: cluster, role: r.Role, field: r.Field, windows: userdata.IsWindows(ami.Family(o.NodeClass)), naming: nodeNamingOf(c, o)}
 	if cluster.HonoursAccessEntries() {
-		a.entry, err = c.Facts.AccessEntry(c, r.role)
+		a.entry, err = c.Facts.AccessEntry(c, r.Role)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 		// Mode API ignores aws-auth; when it is known anyway, say that it maps the role in vain.
 		if c.Facts.Known(c, facts.AWSAuth) == nil {
 			if data, err := c.Facts.AWSAuth(c); err == nil {
-				a.mappings = matchMappings(data, r.role)
+				a.mappings = noderole.MatchMappings(data, r.Role)
 			}
 		}
 	default:
@@ -100,11 +101,11 @@ func analyseAuthorization(c *validators.Context, o *objects.Object) (*authorizat
 			a.awsAuthErr = err
 			break
 		}
-		a.mappings = matchMappings(data, r.role)
+		a.mappings = noderole.MatchMappings(data, r.Role)
 		if data != nil {
 			a.awsAuthData = data.Data
 		}
-		if m := a.mappings.pathless; m != nil {
+		if m := a.mappings.Pathless; m != nil {
 			a.mappingProblem = joinProblem(*m)
 			a.mappingOK = a.mappingProblem == ""
 		}
@@ -168,7 +169,7 @@ func (a *authorization) inEffect() (*facts.AccessEntry, *awsauth.RoleMapping) {
 		return a.entry, nil
 	}
 	if a.cluster.HonoursAWSAuth() {
-		return nil, a.mappings.pathless
+		return nil, a.mappings.Pathless
 	}
 	return nil, nil
 }
@@ -186,7 +187,7 @@ func (a *authorization) explainedElsewhere() bool {
 	if a.cluster.HonoursAccessEntries() && a.entry != nil && !a.entryOK {
 		return true // node-role-access-entry-type
 	}
-	return a.cluster.HonoursAWSAuth() && a.entry == nil && a.mappings.pathless == nil && a.mappings.pathed != nil // aws-auth-rolearn-has-path
+	return a.cluster.HonoursAWSAuth() && a.entry == nil && a.mappings.Pathless == nil && a.mappings.Pathed != nil // aws-auth-rolearn-has-path
 }
 
 // whyNotCovered says why nothing the cluster's mode honours covers the role, and what EKS makes of
@@ -204,7 +205,7 @@ func (a *authorization) whyNotCovered() string {
 	}
 	switch c.AuthenticationMode {
 	case facts.ModeAPI:
-		if a.mappings.pathless != nil || a.mappings.pathed != nil {
+		if a.mappings.Pathless != nil || a.mappings.Pathed != nil {
 			return fmt.Sprintf("node role %s has no access entry in cluster %s; aws-auth maps it, but mode API ignores aws-auth, so nodes never join", role, c.Name)
 		}
 		return fmt.Sprintf("node role %s has no access entry in cluster %s (mode API), so nodes never join", role, c.Name)
@@ -233,7 +234,7 @@ func (a *authorization) fix() string {
 // for a rolearn, so one added before it would change nothing) or the one EKS drops (left in place, it
 // would still read as the role's mapping).
 func (a *authorization) mapRolesFix() string {
-	if a.mappings.pathless != nil {
+	if a.mappings.Pathless != nil {
 		return "replace the role's aws-auth mapRoles entry with:\n" + a.mapRolesEntry()
 	}
 	if e := droppedEntryOf(a.awsAuthData, a.role.PathlessARN()); e != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/awsauth"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 // This file holds how the aws-auth rules share the problems of one ConfigMap, read as EKS reads it
@@ -73,7 +74,7 @@ func roleMappingIn(cfg awsauth.Config, arn string) *awsauth.RoleMapping {
 // groups: a static check cannot tell a Windows role).
 func (r configMapReading) nodesJoin(arn string) bool {
 	m := r.mapping(arn)
-	return m != nil && mappingProblem(*m, false) == ""
+	return m != nil && noderole.MappingProblem(*m, false) == ""
 }
 
 // nodeCause reports whether a problem of an entry can be why its role has no mapping its nodes can

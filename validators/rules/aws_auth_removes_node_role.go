@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/userdata"
 	"github.com/karpenter-guard/karpenter-guard/validators"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 var awsAuthRemovesNodeRole = &validators.Rule{
@@ -59,16 +60,16 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 			if nc.NodeClass == nil {
 				continue
 			}
-			r, err := resolveRole(c, nc)
+			r, err := noderole.Resolve(c, nc)
 			if err != nil {
 				return nil, err
 			}
-			if r.role == nil {
+			if r.Role == nil {
 				continue
 			}
 			windows := userdata.IsWindows(ami.Family(nc.NodeClass))
 			if cluster.HonoursAccessEntries() {
-				entry, err := c.Facts.AccessEntry(c, r.role)
+				entry, err := c.Facts.AccessEntry(c, r.Role)
 				if err != nil {
 					return nil, err
 				}
@@ -76,17 +77,17 @@ var awsAuthRemovesNodeRole = &validators.Rule{
 					continue // the entry decides for this role, whatever aws-auth says
 				}
 			}
-			if ok, _ := mappedForNodes(before, r.role, windows); !ok {
+			if ok, _ := noderole.MappedForNodes(before, r.Role, windows); !ok {
 				continue // aws-auth did not authorize it before either
 			}
-			ok, problem := mappedForNodes(after, r.role, windows)
+			ok, problem := noderole.MappedForNodes(after, r.Role, windows)
 			if ok {
 				continue
 			}
-			l := losses[r.role.ARN]
+			l := losses[r.Role.ARN]
 			if l == nil {
-				l = &loss{role: r.role, problem: problem, windows: windows}
-				losses[r.role.ARN] = l
+				l = &loss{role: r.Role, problem: problem, windows: windows}
+				losses[r.Role.ARN] = l
 			}
 			l.classes = append(l.classes, nc.Name)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 var awsAuthRoleARNHasPath = &validators.Rule{
@@ -22,16 +23,16 @@ var awsAuthRoleARNHasPath = &validators.Rule{
 		"Not reported where the mapping decides nothing: mode API, or an access entry of the role (it wins); " +
 		"not evaluated while the cluster's authentication mode is unknown.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		r, err := resolveRole(c, o)
-		if err != nil || r.role == nil {
+		r, err := noderole.Resolve(c, o)
+		if err != nil || r.Role == nil {
 			return nil, err
 		}
 		data, err := c.Facts.AWSAuth(c)
 		if err != nil {
 			return nil, err
 		}
-		m := matchMappings(data, r.role)
-		if m.pathless != nil || m.pathed == nil {
+		m := noderole.MatchMappings(data, r.Role)
+		if m.Pathless != nil || m.Pathed == nil {
 			return nil, nil
 		}
 		// The mapping decides only in a mode that reads aws-auth and when no access entry of the role
@@ -49,11 +50,11 @@ var awsAuthRoleARNHasPath = &validators.Rule{
 			return nil, nil
 		}
 		return []validators.Finding{{
-			Field: r.field,
-			Line:  o.Fields.Line("spec", strings.TrimPrefix(r.field, "spec.")),
+			Field: r.Field,
+			Line:  o.Fields.Line("spec", strings.TrimPrefix(r.Field, "spec.")),
 			Message: fmt.Sprintf("aws-auth maps node role %s only as rolearn %s (mapRoles line %d), with the role's path %s: EKS sees nodes as %s, so that entry never matches",
-				r.role.Name, m.pathed.RoleARN, m.pathed.Line, r.role.Path, r.role.PathlessARN()),
-			Fix: fmt.Sprintf("in aws-auth mapRoles, replace rolearn: %s with rolearn: %s", m.pathed.RoleARN, r.role.PathlessARN()),
+				r.Role.Name, m.Pathed.RoleARN, m.Pathed.Line, r.Role.Path, r.Role.PathlessARN()),
+			Fix: fmt.Sprintf("in aws-auth mapRoles, replace rolearn: %s with rolearn: %s", m.Pathed.RoleARN, r.Role.PathlessARN()),
 		}}, nil
 	},
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/validators"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/ami"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/network"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 // controllerInputs is everything the controller table's rows of one EC2NodeClass are built from: the
@@ -82,7 +83,7 @@ func controllerInputsOf(c *validators.Context, o *objects.Object) (*controllerIn
 		principal: ctrl.RoleARN,
 		policy: controllerPolicy{
 			partition: cl.Partition, region: cl.Region, account: cl.AccountID, cluster: cl.Name,
-			role: lastSegment(ctrl.RoleARN),
+			role: noderole.LastSegment(ctrl.RoleARN),
 		},
 		k8s:       cl.Version,
 		class:     o.Name,
@@ -93,11 +94,11 @@ func controllerInputsOf(c *validators.Context, o *objects.Object) (*controllerIn
 		pools:     poolsServing(c, o),
 		queue:     interruptionQueue(c),
 	}
-	switch r, err := resolveRole(c, o); {
+	switch r, err := noderole.Resolve(c, o); {
 	case err != nil:
 		in.nodeRoleErr = err.Error()
-	case r.role != nil:
-		in.nodeRole, in.nodeRoleField = r.role.ARN, r.field
+	case r.Role != nil:
+		in.nodeRole, in.nodeRoleField = r.Role.ARN, r.Field
 	}
 	if in.subnets, err = network.SelectedSubnets(c, o); err != nil {
 		in.subnets, in.subnetsErr = nil, err.Error()

@@ -12,15 +12,17 @@
 // (trustpolicy: what a role's trust policy says about EC2; network: what a class's selector terms
 // select, subnets' egress, what security groups let through, the control plane's network and the VPC
 // endpoints isolated subnets need; ami: the AMI family a class boots and an image belongs to, and the
-// images each amiSelectorTerms term resolves to). What several rules read here is a named
-// analysis in a file named for it, computed once per evaluation through validators.Memo:
+// images each amiSelectorTerms term resolves to; noderole: the role a class's nodes boot with and
+// what aws-auth maps it to). What several rules read here and that names rules itself (the findings
+// it builds carry their IDs) is a named analysis in a file named for it, computed once per evaluation
+// through validators.Memo:
 //
-//   - node_role.go: the IAM role an EC2NodeClass's nodes boot with (spec.role, or the role inside
-//     spec.instanceProfile);
-//   - authorization.go: whether that role may join the cluster, from the cluster's authentication
+//   - authorization.go: whether the node role may join the cluster, from the cluster's authentication
 //     mode, the role's access entry and its aws-auth mapping (docs/design.md §3), read by the
-//     node-role rules;
-//   - aws_auth_mappings.go: what aws-auth says about a role;
+//     node-role rules; aws_auth_reading.go: aws-auth as EKS reads it;
+//   - permissions.go, node_role_permissions.go and controller_*.go: the permission tables the
+//     node-role and controller rules simulate, and the controller's policy and inputs;
+//   - nodepool_env.go and node_naming.go: what a NodePool's class offers it, and how nodes are named;
 //   - userdata.go: a class's userData parsed for its family;
 //   - capacity_type.go, annotations.go, messages.go: a NodePool's capacity types, where annotations
 //     are, how messages name things.

@@ -7,6 +7,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 var instanceProfileNoRole = &validators.Rule{
@@ -22,7 +23,7 @@ var instanceProfileNoRole = &validators.Rule{
 		if v == "" {
 			return nil, nil
 		}
-		p, err := c.Facts.InstanceProfile(c, lastSegment(v))
+		p, err := c.Facts.InstanceProfile(c, noderole.LastSegment(v))
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 var instanceProfileNotFound = &validators.Rule{
@@ -22,7 +23,7 @@ var instanceProfileNotFound = &validators.Rule{
 		if v == "" {
 			return nil, nil
 		}
-		name := lastSegment(v)
+		name := noderole.LastSegment(v)
 		p, err := c.Facts.InstanceProfile(c, name)
 		if err != nil {
 			return nil, err

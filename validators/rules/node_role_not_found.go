@@ -7,6 +7,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 )
 
 var nodeRoleNotFound = &validators.Rule{
@@ -24,7 +25,7 @@ var nodeRoleNotFound = &validators.Rule{
 		if spec.Role == "" {
 			return nil, nil
 		}
-		name := lastSegment(spec.Role)
+		name := noderole.LastSegment(spec.Role)
 		role, err := c.Facts.Role(c, name)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/trustpolicy"
 )
 
@@ -291,15 +292,15 @@ func nodeRoleSubjectOf(c *validators.Context, o *objects.Object, podIdentity boo
 	if cluster.Name == "" || cluster.Region == "" || cluster.AccountID == "" {
 		return nil, facts.Unknown("cluster", "the cluster's name, region or account is not known")
 	}
-	r, err := resolveRole(c, o)
-	if err != nil || r.role == nil {
+	r, err := noderole.Resolve(c, o)
+	if err != nil || r.Role == nil {
 		return nil, err
 	}
 	cni, err := c.Facts.VPCCNI(c)
 	if err != nil {
 		return nil, err
 	}
-	s := &nodeRoleSubject{cluster: cluster, role: r.role, field: r.field, cni: cni, describesInstances: describesInstances(c, o),
+	s := &nodeRoleSubject{cluster: cluster, role: r.Role, field: r.Field, cni: cni, describesInstances: describesInstances(c, o),
 		remembered: validators.Shared(c, nodeRoleRowCache)}
 	if podIdentity {
 		if _, onPodIdentity, _ := s.cniOnNode(); !onPodIdentity {

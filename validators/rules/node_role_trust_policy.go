@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 	"github.com/karpenter-guard/karpenter-guard/objects"
 	"github.com/karpenter-guard/karpenter-guard/validators"
+	"github.com/karpenter-guard/karpenter-guard/validators/analysis/noderole"
 	"github.com/karpenter-guard/karpenter-guard/validators/analysis/trustpolicy"
 )
 
@@ -26,11 +27,11 @@ var nodeRoleTrustPolicy = &validators.Rule{
 		"NotPrincipal or NotAction, the finding is a warning (conditions are not evaluated). A role whose " +
 		"trust policy is not known is not evaluated. The fix is the exact update-assume-role-policy command.",
 	Check: func(c *validators.Context, o *objects.Object) ([]validators.Finding, error) {
-		r, err := resolveRole(c, o)
-		if err != nil || r.role == nil {
+		r, err := noderole.Resolve(c, o)
+		if err != nil || r.Role == nil {
 			return nil, err
 		}
-		role := r.role
+		role := r.Role
 		if strings.TrimSpace(role.AssumeRolePolicyDocument) == "" {
 			return nil, facts.Unknown(facts.Roles, fmt.Sprintf("no trust policy (assumeRolePolicyDocument) of role %s", role.Name))
 		}
@@ -62,8 +63,8 @@ var nodeRoleTrustPolicy = &validators.Rule{
 				role.ARN, why)
 		}
 		return []validators.Finding{{
-			Field:   r.field,
-			Line:    o.Fields.Line("spec", strings.TrimPrefix(r.field, "spec.")),
+			Field:   r.Field,
+			Line:    o.Fields.Line("spec", strings.TrimPrefix(r.Field, "spec.")),
 			Message: msg,
 			Fix:     fmt.Sprintf("aws iam update-assume-role-policy --role-name %s --policy-document '%s'", role.Name, trustpolicy.EC2Policy(trustpolicy.ARNPartition(role.ARN))),
 			AtMost:  atMost,

@@ -1,4 +1,4 @@
-package rules
+package noderole
 
 import (
 	"fmt"
@@ -8,32 +8,29 @@ import (
 	"github.com/karpenter-guard/karpenter-guard/facts"
 )
 
-// This file holds what aws-auth says about a node role: its mapRoles entries, and whether they let
-// the role's nodes join.
-
-// roleMappings is what aws-auth says about one role: its mapRoles entry by the path-less ARN (the one
+// Mappings is what aws-auth says about one role: its mapRoles entry by the path-less ARN (the one
 // EKS matches), and by the ARN with the role's path.
-type roleMappings struct {
-	pathless *awsauth.RoleMapping
-	pathed   *awsauth.RoleMapping
+type Mappings struct {
+	Pathless *awsauth.RoleMapping
+	Pathed   *awsauth.RoleMapping
 }
 
-// matchMappings finds the role's mapRoles entries in aws-auth (nil: no ConfigMap, no entries).
-func matchMappings(auth *facts.AWSAuthData, role *facts.Role) roleMappings {
+// MatchMappings finds the role's mapRoles entries in aws-auth (nil: no ConfigMap, no entries).
+func MatchMappings(auth *facts.AWSAuthData, role *facts.Role) Mappings {
 	if auth == nil {
-		return roleMappings{}
+		return Mappings{}
 	}
 	pathless := role.PathlessARN()
-	m := roleMappings{pathless: auth.RoleMapping(pathless)}
+	m := Mappings{Pathless: auth.RoleMapping(pathless)}
 	// A mapping of the role's full ARN counts only when that ARN differs from the path-less one.
 	if !strings.EqualFold(pathless, role.ARN) {
-		m.pathed = auth.RoleMapping(role.ARN)
+		m.Pathed = auth.RoleMapping(role.ARN)
 	}
 	return m
 }
 
-// mappingProblem says why a mapRoles entry does not let nodes join ("" when it does).
-func mappingProblem(m awsauth.RoleMapping, windows bool) string {
+// MappingProblem says why a mapRoles entry does not let nodes join ("" when it does).
+func MappingProblem(m awsauth.RoleMapping, windows bool) string {
 	var missing []string
 	want := []string{"system:bootstrappers", "system:nodes"}
 	if windows {
@@ -58,13 +55,13 @@ func mappingProblem(m awsauth.RoleMapping, windows bool) string {
 	return strings.Join(problems, ", ")
 }
 
-// mappedForNodes reports whether aws-auth lets the role's nodes join: a path-less mapping with the node
+// MappedForNodes reports whether aws-auth lets the role's nodes join: a path-less mapping with the node
 // groups; otherwise what is wrong with the mapping it has ("" when it has none).
-func mappedForNodes(auth *facts.AWSAuthData, role *facts.Role, windows bool) (bool, string) {
-	m := matchMappings(auth, role)
-	if m.pathless == nil {
+func MappedForNodes(auth *facts.AWSAuthData, role *facts.Role, windows bool) (bool, string) {
+	m := MatchMappings(auth, role)
+	if m.Pathless == nil {
 		return false, ""
 	}
-	problem := mappingProblem(*m.pathless, windows)
+	problem := MappingProblem(*m.Pathless, windows)
 	return problem == "", problem
 }
