@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -212,13 +213,50 @@ func (c *cluster) printLogs() {
 	}
 }
 
+// freePort returns a loopback port nothing listens on, for a process the suite starts. It is taken
+// below the kernel's ephemeral range: a port from that range (what listening on port 0 gives) can be
+// taken meanwhile as the source port of any outgoing connection, and the webhook's port, reused by every
+// restart, stays free for seconds between a stop and a start while the API server makes connections.
+// Each port is handed out once per run.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	low := ephemeralLow()
+	const first = 10000
+	for range 200 {
+		port := first + mathrand.IntN(low-first)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // in use
+		}
+		l.Close()
+		portsGiven[port] = true
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port between %d and %d after 200 tries", first, low)
+}
+
+// The ports freePort handed out in this run.
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768 when it cannot be read, the
+// Linux default).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(string(data), &lo, &hi); err != nil || lo <= 11000 {
+		return 32768
+	}
+	return lo
 }
 
 func (c *cluster) start(ctx context.Context) error {
