@@ -245,8 +245,8 @@ var (
 	portsGiven = map[int]bool{}
 )
 
-// ephemeralLow is the first port of the kernel's ephemeral range (32768 when it cannot be read, the
-// Linux default).
+// ephemeralLow is the first port of the kernel's ephemeral range, or 32768 (Linux's default) when it
+// cannot be read or leaves too few ports below it to choose from.
 func ephemeralLow() int {
 	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -150,14 +151,21 @@ func BenchmarkAudit10k(b *testing.B) {
 	env.kubectlT(b, "delete", "ec2nodeclasses,nodepools", "--all", "--wait=false")
 }
 
-// deploymentMemoryLimit returns the memory limit of manifests/base's container.
-func deploymentMemoryLimit(tb testing.TB) resource.Quantity {
+// deploymentContainer returns manifests/base's container: the benchmarks run serve with its memory
+// limit and environment.
+func deploymentContainer(tb testing.TB) corev1.Container {
 	tb.Helper()
 	var d appsv1.Deployment
 	if err := sigsyaml.Unmarshal([]byte(readFile(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
 		tb.Fatal(err)
 	}
-	q, ok := d.Spec.Template.Spec.Containers[0].Resources.Limits["memory"]
+	return d.Spec.Template.Spec.Containers[0]
+}
+
+// deploymentMemoryLimit returns the memory limit of manifests/base's container.
+func deploymentMemoryLimit(tb testing.TB) resource.Quantity {
+	tb.Helper()
+	q, ok := deploymentContainer(tb).Resources.Limits["memory"]
 	if !ok {
 		tb.Fatal("manifests/base/deployment.yaml sets no memory limit")
 	}
@@ -167,11 +175,7 @@ func deploymentMemoryLimit(tb testing.TB) resource.Quantity {
 // deploymentEnv returns the value of an environment variable of manifests/base's container.
 func deploymentEnv(tb testing.TB, name string) string {
 	tb.Helper()
-	var d appsv1.Deployment
-	if err := sigsyaml.Unmarshal([]byte(readFile(tb, "../manifests/base/deployment.yaml")), &d); err != nil {
-		tb.Fatal(err)
-	}
-	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+	for _, e := range deploymentContainer(tb).Env {
 		if e.Name == name {
 			return e.Value
 		}
@@ -202,16 +206,24 @@ func liveHeap(tb testing.TB, log string) string {
 // gcTrace matches the heap sizes of a gctrace line; the third is the live heap.
 var gcTrace = regexp.MustCompile(`\d+->\d+->(\d+) MB`)
 
-// residentKB returns a process's anonymous and file-backed resident memory now, in kB, from /proc.
-func residentKB(tb testing.TB, pid int) (anon, file int) {
+// procStatus returns the fields of a process's /proc status file, by name ("VmHWM": "372384 kB").
+func procStatus(tb testing.TB, pid int) map[string]string {
 	tb.Helper()
+	fields := map[string]string{}
 	for _, line := range strings.Split(readFile(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
-		for prefix, v := range map[string]*int{"RssAnon:": &anon, "RssFile:": &file} {
-			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				*v, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			}
+		if name, v, ok := strings.Cut(line, ":"); ok {
+			fields[name] = strings.TrimSpace(v)
 		}
 	}
+	return fields
+}
+
+// residentKB returns a process's anonymous and file-backed resident memory now, in kB.
+func residentKB(tb testing.TB, pid int) (anon, file int) {
+	tb.Helper()
+	st := procStatus(tb, pid)
+	anon, _ = strconv.Atoi(strings.TrimSuffix(st["RssAnon"], " kB"))
+	file, _ = strconv.Atoi(strings.TrimSuffix(st["RssFile"], " kB"))
 	return anon, file
 }
 
@@ -235,16 +247,8 @@ func saveURL(tb testing.TB, url, path string) {
 
 func memoryOf(tb testing.TB, pid int) string {
 	tb.Helper()
-	var peak, now string
-	for _, line := range strings.Split(readFile(tb, fmt.Sprintf("/proc/%d/status", pid)), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			peak = strings.TrimSpace(v)
-		}
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			now = strings.TrimSpace(v)
-		}
-	}
-	return "peak RSS " + peak + ", RSS " + now
+	st := procStatus(tb, pid)
+	return "peak RSS " + st["VmHWM"] + ", RSS " + st["VmRSS"]
 }
 
 func adminClient(tb testing.TB) client.Client {
